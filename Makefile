@@ -1,0 +1,53 @@
+# pidkit — the two set-up commands are `make demo` and `make test` (see README.md).
+# Everything runs in a project-local virtualenv (.venv) created with the first Python >= 3.11 found.
+
+SHELL := /bin/bash
+VENV  := .venv
+BIN   := $(VENV)/bin
+PYTHON_CANDIDATES := python3.13 python3.12 python3.11 python3
+PY ?= $(shell for p in $(PYTHON_CANDIDATES); do \
+        if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
+          echo $$p; break; fi; done)
+STAMP := $(VENV)/.installed-dev
+
+.PHONY: help install test lint typecheck unit demo bench stress clean
+
+help:
+	@echo "make demo   — create .venv, install, start the resolver and web UI on SQLite with a demo NAAN"
+	@echo "make test   — ruff, mypy (strict) and the test suite"
+	@echo "make bench  — benchmarks against the peer tools (figures go to docs/performance.md)"
+	@echo "make stress — the longer reliability and security suite"
+
+$(BIN)/python:
+	@if [ -z "$(PY)" ]; then echo "pidkit needs Python 3.11 or newer on PATH (python3.11, python3.12, …)" >&2; exit 2; fi
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $@
+
+install: $(STAMP)
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+test: lint typecheck unit
+
+demo: install
+	$(BIN)/python -m pidkit.cli.main serve --demo
+
+bench: install
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+
+stress: install
+	$(BIN)/pytest -q stress $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist

@@ -1,0 +1,135 @@
+"""Alphabets and codecs shared by every scheme.
+
+Each alphabet is defined here once; the schemes import them.
+
+* base64url — RFC 4648 §5 (``-`` and ``_`` for ``+`` and ``/``), used without padding by XarkId (20 chars
+  for 15 bytes) and Library.Link (11 chars for 8 bytes).
+* base32-sortable — atproto's ``234567abcdefghijklmnopqrstuvwxyz``, used by TIDs.
+* NOID extended digits (betanumeric) — ``0123456789bcdfghjkmnpqrstvwxz`` (R = 29), used by NOID templates
+  and the NCDA check character.
+
+>>> b64url_encode(bytes([0xfb, 0xff, 0xbf]))
+'-_-_'
+>>> b64url_decode("-_-_", 3)
+b'\\xfb\\xff\\xbf'
+>>> b32s_encode(0, 13)
+'2222222222222'
+>>> b32s_decode("2222222222223")
+1
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Final
+
+from .errors import ParseError
+
+__all__ = [
+    "B32S_ALPHABET",
+    "B32S_VALUE",
+    "B64URL_ALPHABET",
+    "B64URL_CHARS",
+    "BETANUMERIC",
+    "BETANUMERIC_VALUE",
+    "b32s_decode",
+    "b32s_encode",
+    "b64url_decode",
+    "b64url_encode",
+    "first_bad_char",
+]
+
+#: RFC 4648 §5 "URL and Filename safe" alphabet.
+B64URL_ALPHABET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+B64URL_CHARS: Final = frozenset(B64URL_ALPHABET)
+
+#: atproto base32-sortable alphabet (tid.mdx: "base32-sortable").
+B32S_ALPHABET: Final = "234567abcdefghijklmnopqrstuvwxyz"
+B32S_VALUE: Final[dict[str, int]] = {c: i for i, c in enumerate(B32S_ALPHABET)}
+
+#: NOID "extended digits" (betanumeric): digits and consonants without ``l`` (NOID 0.424, NCDA), R = 29.
+BETANUMERIC: Final = "0123456789bcdfghjkmnpqrstvwxz"
+BETANUMERIC_VALUE: Final[dict[str, int]] = {c: i for i, c in enumerate(BETANUMERIC)}
+
+
+def first_bad_char(text: str, allowed: frozenset[str] | str) -> int | None:
+    """1-based position of the first character of ``text`` not in ``allowed``, or ``None``.
+
+    >>> first_bad_char("ab!c", "abc")
+    3
+    >>> first_bad_char("abc", "abc") is None
+    True
+    """
+    for i, c in enumerate(text, 1):
+        if c not in allowed:
+            return i
+    return None
+
+
+def b64url_encode(data: bytes) -> str:
+    """base64url without padding (RFC 4648 §5).
+
+    >>> b64url_encode(b"\\x00" * 15)
+    'AAAAAAAAAAAAAAAAAAAA'
+    """
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text: str, nbytes: int, *, error: type[ParseError] = ParseError) -> bytes:
+    """Strict base64url decoding of exactly ``nbytes`` bytes, no padding accepted.
+
+    Raises ``error`` naming the first character outside the alphabet, a wrong length, or
+    non-canonical trailing bits.
+
+    >>> b64url_decode("AAAAAAAAAAAAAAAAAAAA", 15) == bytes(15)
+    True
+    >>> b64url_decode("AAA=", 2)
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.ParseError: invalid base64url character '=' in 'AAA=' at position 4
+    """
+    expected = (nbytes * 8 + 5) // 6
+    bad = first_bad_char(text, B64URL_CHARS)
+    if bad is not None:
+        raise error(f"invalid base64url character {text[bad - 1]!r}", text=text, position=bad)
+    if len(text) != expected:
+        raise error(f"expected {expected} base64url characters, got {len(text)}", text=text)
+    pad = "=" * (-len(text) % 4)
+    try:
+        data = base64.urlsafe_b64decode(text + pad)
+    except (binascii.Error, ValueError) as exc:  # pragma: no cover - alphabet and length checked above
+        raise error(f"invalid base64url: {exc}", text=text) from exc
+    if b64url_encode(data) != text:
+        raise error("non-canonical base64url (unused trailing bits set)", text=text, position=len(text))
+    return data
+
+
+def b32s_encode(value: int, width: int) -> str:
+    """Encode a non-negative int in base32-sortable, left-padded with ``2`` to ``width`` characters.
+
+    >>> b32s_encode(31, 2)
+    '2z'
+    """
+    chars = []
+    for _ in range(width):
+        chars.append(B32S_ALPHABET[value & 31])
+        value >>= 5
+    if value:
+        raise OverflowError("value does not fit in the width")
+    return "".join(reversed(chars))
+
+
+def b32s_decode(text: str, *, error: type[ParseError] = ParseError) -> int:
+    """Decode base32-sortable text to an int, naming the first bad character.
+
+    >>> b32s_decode("2z")
+    31
+    """
+    value = 0
+    for i, c in enumerate(text, 1):
+        v = B32S_VALUE.get(c)
+        if v is None:
+            raise error(f"invalid base32-sortable character {c!r}", text=text, position=i)
+        value = (value << 5) | v
+    return value

@@ -1,0 +1,32 @@
+"""Shared fixtures: test data paths and the PostgreSQL URL.
+
+Tests that need PostgreSQL use the ``postgres_url`` fixture. It reads ``PIDKIT_TEST_POSTGRES_URL``
+(``.ci/run`` sets it); without it they are skipped with that reason, except under CI (``CI=true``),
+where a missing URL is a failure, so that CI can never pass them by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """``tests/data``: vectors and GEDCOM files copied from ../shared (see tests/data/README.md)."""
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """The PostgreSQL URL for tests (``PIDKIT_TEST_POSTGRES_URL``)."""
+    url = os.environ.get("PIDKIT_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("PIDKIT_TEST_POSTGRES_URL is not set under CI: PostgreSQL tests must run")
+        pytest.skip("PIDKIT_TEST_POSTGRES_URL not set (export it to run the PostgreSQL tests)")
+    return url
