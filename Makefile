@@ -44,6 +44,7 @@ demo: install
 	$(BIN)/python -m pidkit.cli.main serve --demo
 
 bench: install
+	$(BIN)/python -m pip install -q -e ".[dev,bench]"
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 stress: install

@@ -43,7 +43,7 @@ def show(text: str) -> str:
 
     >>> show("abc")
     "'abc'"
-    >>> len(show("x" * 1000)) < 140
+    >>> len(show("x" * 1000)) < 150
     True
     """
     if len(text) > _MAX_SHOWN:

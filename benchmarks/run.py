@@ -1,0 +1,109 @@
+"""Run every benchmark (``make bench``), print the table and write ``docs/performance.md``.
+
+Usage: ``python benchmarks/run.py [--quick] [--only NAME ...] [--no-write]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import os
+import platform
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from benchmarks._harness import Result  # noqa: E402
+
+DOC = HERE.parent / "docs" / "performance.md"
+
+
+def _modules(only: list[str]) -> list[str]:
+    names = sorted(p.stem for p in HERE.glob("bench_*.py"))
+    if only:
+        names = [n for n in names if any(o in n for o in only)]
+    return names
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _fmt(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:.2f} µs"
+    return f"{seconds * 1e9:.0f} ns"
+
+
+def _table(results: list[tuple[str, Result]]) -> str:
+    rows = [
+        "| benchmark | what | pidkit | peer | peer time | ratio | goal | met |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for module, r in results:
+        rows.append(
+            f"| {module} | {r.name} | {_fmt(r.pidkit_s)}/{r.unit} | {r.peer} | {_fmt(r.peer_s)}/{r.unit} "
+            f"| {r.ratio:.3f} | ≤ {r.max_ratio:g} | {'yes' if r.ok else '**no**'} |"
+        )
+        if r.note:
+            rows[-1] += f" {r.note}"
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (smoke run)")
+    parser.add_argument("--only", nargs="*", default=[], help="run the benchmarks whose name contains this")
+    parser.add_argument("--no-write", action="store_true", help="do not rewrite docs/performance.md")
+    args = parser.parse_args()
+    results: list[tuple[str, Result]] = []
+    for name in _modules(args.only):
+        module = importlib.import_module(f"benchmarks.{name}")
+        print(f"== {name}", flush=True)
+        for r in module.run(quick=args.quick):
+            results.append((name.removeprefix("bench_"), r))
+            print(
+                f"  {r.name}: pidkit {_fmt(r.pidkit_s)} vs {r.peer} {_fmt(r.peer_s)} per {r.unit}"
+                f" -> ratio {r.ratio:.3f} (goal <= {r.max_ratio:g}) {'OK' if r.ok else 'MISSED'}",
+                flush=True,
+            )
+    table = _table(results)
+    if not args.no_write and not args.only:
+        cmd = "make bench" + (" BENCH_ARGS=--quick" if args.quick else "")
+        DOC.parent.mkdir(exist_ok=True)
+        body = (
+            "# Performance\n\n"
+            "Each row times pidkit and its peer in the same run (best of several repeats); the ratio is\n"
+            "pidkit's time divided by the peer's, so lower is better, and the goal is a maximum ratio.\n\n"
+            f"- command: `{cmd}`\n"
+            f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
+            f"- machine: {_cpu()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}\n"
+            f"- Python: {platform.python_implementation()} {platform.python_version()}\n\n"
+            f"{table}\n"
+        )
+        extra = HERE.parent / "docs" / "performance-notes.md"
+        if extra.exists():
+            body += "\n" + extra.read_text()
+        tmp = DOC.with_suffix(".md.tmp")
+        tmp.write_text(body)
+        tmp.replace(DOC)
+        print(f"wrote {DOC}")
+    missed = [r for _, r in results if not r.ok]
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
