@@ -1,0 +1,581 @@
+"""The store interface: NAANs and shoulders, NOID minters and their state, holds, bindings, API keys.
+
+One abstract class, :class:`Store`, and the immutable records it hands out.  Two backends implement it
+(``pidkit.store.sqlite`` — the embedded default — and ``pidkit.store.postgres``); get one with
+:func:`pidkit.store.open_store`.
+
+Design decisions (documented here once):
+
+* **Bindings are generic.**  A binding is ``(kind, key) → target`` where ``kind`` is one of
+  :data:`KINDS` and ``key`` is the canonical form of the id: for ARKs the draft-kunze-ark-40 §3.2
+  normalized form ``str(Ark.parse(text).normalize())`` (so hyphenated or ``ark:/`` spellings find the
+  same binding); the text as given is kept in ``Binding.text``.  :meth:`Store.bind` is for ARKs,
+  :meth:`Store.bind_id` for the other kinds (XarkId, TID, GEDCOM UID, Library.Link id, UUID);
+  :meth:`Store.find_ids` looks a bare value up under every kind it can be read as (the resolver's
+  ``/id/{value}``).
+* **Minting never issues an id twice.**  Each batch reserves a counter range and records the minted ids
+  in a ``minted`` table (UNIQUE per NAAN) in ONE transaction; ids that are held, already minted (by any
+  minter on the NAAN) or bound in any status — including tombstoned ARKs — are skipped.  Minted ids are
+  *not* written as ``reserved`` bindings (the ``minted`` table is the record; bind them when ready);
+  :meth:`Store.bind` with ``status="reserved"`` is there for explicit reservations.
+* **Tombstones are final.**  :meth:`Store.bind` refuses to change a tombstoned ARK
+  (:class:`~pidkit.errors.ConflictError`); a tombstoned ARK is never minted again ("ARKs are never
+  reissued", draft-kunze-ark-40 §2).
+* **Targets** are absolute ``http``/``https`` URLs without whitespace or control characters
+  (:func:`validate_target`): the resolver only ever redirects to a bound target.
+* **API keys**: the secret ``pk_<keyid>_<random>`` (32 bytes from :mod:`secrets`) is shown once and
+  stored as its SHA-256 hash — enough for a high-entropy random secret (no password stretching needed);
+  verification looks the key up by id and compares hashes with :func:`hmac.compare_digest`.
+* Timestamps are timezone-aware UTC :class:`~datetime.datetime` values.
+
+>>> Erc(who="Austin, Larry", what="A Study of Rhythm", when="1952").who
+'Austin, Larry'
+>>> validate_target("https://example.org/x?y=1")
+'https://example.org/x?y=1'
+"""
+
+from __future__ import annotations
+
+import abc
+import datetime as _dt
+import re
+import urllib.parse
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import IO, Final, Literal, get_args
+
+from ..errors import StoreError
+
+__all__ = [
+    "DEFAULT_BATCH",
+    "KINDS",
+    "STATUSES",
+    "ApiKey",
+    "Binding",
+    "Erc",
+    "ImportRejectedError",
+    "ImportReport",
+    "Kind",
+    "MinterInfo",
+    "Naan",
+    "Resolution",
+    "Status",
+    "Store",
+    "validate_target",
+]
+
+#: The id kinds a binding can hold (the ``kind`` column).
+Kind = Literal["ark", "xarkid", "tid", "gedcom-uid", "llid", "uuid"]
+KINDS: Final[tuple[str, ...]] = get_args(Kind)
+
+#: Binding status.  ``public``: resolves to its target; ``reserved``: assigned, not yet public (no
+#: redirect); ``tombstoned``: withdrawn for good, never rebound nor reissued (draft-kunze-ark-40 §2).
+Status = Literal["public", "reserved", "tombstoned"]
+STATUSES: Final[tuple[str, ...]] = get_args(Status)
+
+#: Ids minted per transaction when minting in bulk.
+DEFAULT_BATCH: Final = 10_000
+
+#: ERC "value unavailable" code, shown for an empty element.
+ERC_UNAVAILABLE: Final = "(:unav)"
+
+_TARGET_SCHEMES: Final = frozenset({"http", "https"})
+_MAX_TARGET: Final = 4096
+_BAD_TARGET_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f\s]")
+
+
+def validate_target(url: str) -> str:
+    """Return ``url`` if it is an absolute ``http``/``https`` URL with a host and no whitespace or
+    control characters; raise :class:`~pidkit.errors.StoreError` naming the input otherwise.
+
+    >>> validate_target("http://example.org/")
+    'http://example.org/'
+    >>> validate_target("javascript:alert(1)")
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: target must be an http or https URL in 'javascript:alert(1)'
+    >>> validate_target("https://e.org/a b")
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: whitespace or control character in target in 'https://e.org/a b' at position 16
+    """
+    bad = _BAD_TARGET_CHAR.search(url)
+    if bad is not None:
+        raise StoreError("whitespace or control character in target", text=url, position=bad.start() + 1)
+    if len(url) > _MAX_TARGET:
+        raise StoreError(f"target longer than {_MAX_TARGET} characters", text=url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:
+        raise StoreError(f"target is not a URL ({exc})", text=url) from None
+    if parts.scheme.lower() not in _TARGET_SCHEMES:
+        raise StoreError("target must be an http or https URL", text=url)
+    if not parts.hostname:
+        raise StoreError("target URL has no host", text=url)
+    return url
+
+
+def _anvl_value(value: str) -> str:
+    """An ANVL value: continuation lines are indented; an empty value is ``(:unav)``."""
+    value = value.strip()
+    if not value:
+        return ERC_UNAVAILABLE
+    return "\n  ".join(line.strip() for line in value.splitlines())
+
+
+@dataclass(frozen=True, slots=True)
+class Erc:
+    """One ERC segment: who / what / when / where (draft-kunze-ark-40 §5.3, "The Electronic Resource
+    Citation").  For the object (``erc:``) it tells the story of an expression of the object; for the
+    commitment (``erc-support:``) who made the commitment, what it is, when and where it is explained.
+
+    >>> Erc(what="Permanent: Stable Content:").when
+    ''
+    >>> Erc().is_empty()
+    True
+    """
+
+    who: str = ""
+    what: str = ""
+    when: str = ""
+    where: str = ""
+
+    def is_empty(self) -> bool:
+        """True if every element is empty.
+
+        >>> Erc(who="x").is_empty()
+        False
+        """
+        return not (self.who or self.what or self.when or self.where)
+
+    def to_dict(self) -> dict[str, str]:
+        """The four elements as a dict (for JSON).
+
+        >>> Erc(who="a").to_dict()
+        {'who': 'a', 'what': '', 'when': '', 'where': ''}
+        """
+        return {"who": self.who, "what": self.what, "when": self.when, "where": self.where}
+
+    def anvl_lines(self) -> list[str]:
+        """The four elements as ANVL lines (``(:unav)`` for an empty one).
+
+        >>> Erc(who="Austin, Larry").anvl_lines()[:2]
+        ['who: Austin, Larry', 'what: (:unav)']
+        """
+        return [
+            f"who: {_anvl_value(self.who)}",
+            f"what: {_anvl_value(self.what)}",
+            f"when: {_anvl_value(self.when)}",
+            f"where: {_anvl_value(self.where)}",
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Naan:
+    """A Name Assigning Authority Number held in the store, with its shoulders (NAANs stay strings).
+
+    >>> Naan("99999", "test", ("fk4",)).shoulders
+    ('fk4',)
+    """
+
+    naan: str
+    name: str = ""
+    shoulders: tuple[str, ...] = ()
+    created: _dt.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MinterInfo:
+    """A named NOID minter and its state ``(template, naan, seed, counter)``: ``counter`` is the next
+    position the minter will mint from (every position below it has been used or skipped).
+
+    >>> MinterInfo("m", "99999", "fk4.reedeedk", 7, 0).template
+    'fk4.reedeedk'
+    """
+
+    name: str
+    naan: str
+    template: str
+    seed: int
+    counter: int
+    created: _dt.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """An id bound in the store.
+
+    ``key`` is the canonical form (ARKs: normalized, ``ark:NAAN/Name…``) and ``text`` the id as first
+    given.  ``erc`` describes the object, ``support`` the commitment (``erc-support:``).  ``naan`` and
+    ``shoulder`` are set for ARKs only.
+
+    >>> b = Binding(kind="ark", key="ark:99999/fk4x", text="ark:/99999/fk4-x", target="https://e.org/")
+    >>> print(b.to_anvl())
+    erc:
+    who: (:unav)
+    what: (:unav)
+    when: (:unav)
+    where: ark:99999/fk4x
+    erc-support:
+    who: (:unav)
+    what: (:unav)
+    when: (:unav)
+    where: (:unav)
+    """
+
+    kind: str
+    key: str
+    text: str
+    target: str | None
+    erc: Erc = field(default_factory=Erc)
+    support: Erc = field(default_factory=Erc)
+    passthrough: bool = False
+    status: str = "public"
+    naan: str | None = None
+    shoulder: str | None = None
+    tombstone_reason: str | None = None
+    tombstoned_at: _dt.datetime | None = None
+    created: _dt.datetime | None = None
+    updated: _dt.datetime | None = None
+
+    @property
+    def is_tombstoned(self) -> bool:
+        """True once the id is withdrawn for good.
+
+        >>> Binding("ark", "ark:1/x", "ark:1/x", None, status="tombstoned").is_tombstoned
+        True
+        """
+        return self.status == "tombstoned"
+
+    def to_anvl(self) -> str:
+        """The ERC record as ANVL text (``erc:`` then ``erc-support:``), as the ``?info`` inflection
+        returns it (draft-kunze-ark-40 §5.2).  An empty ``where`` of the object is the id itself; a
+        tombstone adds ``status`` and ``reason`` lines after the segments.
+        """
+        erc = self.erc if self.erc.where else _replace_where(self.erc, self.key)
+        lines = ["erc:", *erc.anvl_lines(), "erc-support:", *self.support.anvl_lines()]
+        if self.is_tombstoned:
+            lines.append("status: tombstoned")
+            lines.append(f"reason: {_anvl_value(self.tombstone_reason or '')}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict (the JSON Lines export format; timestamps ISO 8601 UTC with ``Z``).
+
+        >>> Binding("uuid", "k", "k", "https://e.org/").to_dict()["target"]
+        'https://e.org/'
+        """
+        return {
+            "kind": self.kind,
+            "key": self.key,
+            "text": self.text,
+            "target": self.target,
+            "erc": self.erc.to_dict(),
+            "support": self.support.to_dict(),
+            "passthrough": self.passthrough,
+            "status": self.status,
+            "tombstone_reason": self.tombstone_reason,
+            "tombstoned_at": _iso(self.tombstoned_at),
+            "created": _iso(self.created),
+            "updated": _iso(self.updated),
+        }
+
+
+def _replace_where(erc: Erc, where: str) -> Erc:
+    return Erc(who=erc.who, what=erc.what, when=erc.when, where=where)
+
+
+def _iso(when: _dt.datetime | None) -> str | None:
+    if when is None:
+        return None
+    return when.astimezone(_dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What an ARK resolves to: the ``binding`` found and the ``suffix`` (normalized text after the
+    bound ARK, empty for an exact match) to pass through to its target.
+
+    >>> b = Binding("ark", "ark:1/x", "ark:1/x", "https://e.org/", passthrough=True)
+    >>> r = Resolution(b, "/p1")
+    >>> r.exact, r.location
+    (False, 'https://e.org//p1')
+    """
+
+    binding: Binding
+    suffix: str = ""
+
+    @property
+    def exact(self) -> bool:
+        """True when the ARK asked for is itself bound."""
+        return not self.suffix
+
+    @property
+    def location(self) -> str | None:
+        """Where to redirect: the target with the suffix appended (``None`` if not public or no target).
+
+        >>> Resolution(Binding("ark", "ark:1/x", "ark:1/x", None, status="reserved")).location is None
+        True
+        """
+        b = self.binding
+        if b.status != "public" or b.target is None:
+            return None
+        return b.target + self.suffix
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """An API key record (never the secret).  ``shoulder=None`` allows every shoulder of the NAAN.
+
+    >>> k = ApiKey("a1b2c3d4e5f6", "99999", "fk4", "ci")
+    >>> k.allows("99999", "fk4"), k.allows("99999", "b5"), k.allows("12345", "fk4")
+    (True, False, False)
+    """
+
+    key_id: str
+    naan: str
+    shoulder: str | None = None
+    label: str = ""
+    created: _dt.datetime | None = None
+    revoked_at: _dt.datetime | None = None
+
+    @property
+    def revoked(self) -> bool:
+        """True once the key is revoked."""
+        return self.revoked_at is not None
+
+    def allows(self, naan: str, shoulder: str | None = None) -> bool:
+        """True if this (unrevoked) key may write ids under ``naan`` / ``shoulder``.
+
+        >>> ApiKey("k", "99999").allows("99999", "anything")
+        True
+        """
+        if self.revoked or naan != self.naan:
+            return False
+        return self.shoulder is None or shoulder == self.shoulder
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """Result of :meth:`Store.import_jsonl`: lines read, bindings created, bindings updated.
+
+    >>> ImportReport(3, 2, 1).written
+    3
+    """
+
+    lines: int
+    created: int
+    updated: int
+
+    @property
+    def written(self) -> int:
+        """Bindings written (created + updated)."""
+        return self.created + self.updated
+
+
+class ImportRejectedError(StoreError):
+    """An import refused as a whole (nothing written); ``problems`` lists ``(line number, message)``
+    for every bad line, and ``line`` is the first one.
+
+    >>> e = ImportRejectedError([(2, "not JSON"), (5, "bad target")])
+    >>> str(e)
+    '2 bad lines, nothing imported; first: not JSON on line 2'
+    """
+
+    def __init__(self, problems: Iterable[tuple[int, str]]) -> None:
+        self.problems: tuple[tuple[int, str], ...] = tuple(problems)
+        first_line, first_msg = self.problems[0]
+        count = len(self.problems)
+        plural = "line" if count == 1 else "lines"
+        super().__init__(f"{count} bad {plural}, nothing imported; first: {first_msg}", line=first_line)
+
+
+class Store(abc.ABC):
+    """The store interface; every write is one transaction.  Use as a context manager or call
+    :meth:`close`.
+
+    >>> from pidkit.store import open_store
+    >>> with open_store("sqlite:///:memory:") as store:
+    ...     _ = store.add_naan("99999", "test", shoulders=["fk4"])
+    ...     b = store.bind("ark:/99999/fk4-x1", "https://example.org/x1", erc=Erc(what="X one"))
+    ...     store.get_binding("ark:99999/fk4x1") == b
+    True
+    """
+
+    # -- life cycle ---------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the connection(s)."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @abc.abstractmethod
+    def schema_version(self) -> int:
+        """The highest schema migration applied (migrations run when the store is opened)."""
+
+    # -- NAANs and shoulders ------------------------------------------------------------------------
+    @abc.abstractmethod
+    def add_naan(self, naan: str, name: str = "", *, shoulders: Iterable[str] = ()) -> Naan:
+        """Register ``naan`` (a string, e.g. ``"99999"``) with its shoulders.
+        :class:`~pidkit.errors.ConflictError` if it exists."""
+
+    @abc.abstractmethod
+    def add_shoulder(self, naan: str, shoulder: str) -> Naan:
+        """Add a shoulder to a NAAN (no-op if present).  :class:`~pidkit.errors.NotFoundError` for an
+        unknown NAAN."""
+
+    @abc.abstractmethod
+    def get_naan(self, naan: str) -> Naan:
+        """The NAAN record; :class:`~pidkit.errors.NotFoundError` if unknown."""
+
+    @abc.abstractmethod
+    def list_naans(self) -> list[Naan]:
+        """Every NAAN, in string order."""
+
+    # -- minters ------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def create_minter(self, name: str, *, naan: str, template: str, seed: int | None = None) -> MinterInfo:
+        """Create a named minter on a registered NAAN.  ``template`` is a NOID template such as
+        ``fk4.reedeedk`` (its prefix is added as a shoulder of the NAAN); ``seed`` (random if ``None``)
+        fixes the order of random (``r``) templates.  :class:`~pidkit.errors.NoidError` for a bad
+        template, :class:`~pidkit.errors.ConflictError` for a taken name,
+        :class:`~pidkit.errors.NotFoundError` for an unknown NAAN."""
+
+    @abc.abstractmethod
+    def get_minter(self, name: str) -> MinterInfo:
+        """The minter's state; :class:`~pidkit.errors.NotFoundError` if unknown."""
+
+    @abc.abstractmethod
+    def list_minters(self) -> list[MinterInfo]:
+        """Every minter, by name."""
+
+    @abc.abstractmethod
+    def mint_batches(self, minter: str, n: int, *, batch_size: int = DEFAULT_BATCH) -> Iterator[list[str]]:
+        """Mint ``n`` ids, yielding each committed batch as a list of compact ARKs (``ark:NAAN/id``).
+
+        Each batch is one transaction (counter range reserved + ids recorded as minted); ids that are
+        held, minted before or bound are skipped.  Raises :class:`~pidkit.errors.ExhaustedError` when a
+        bounded template runs out (that batch is rolled back; earlier batches stay minted)."""
+
+    def mint(self, minter: str, n: int = 1, *, batch_size: int = DEFAULT_BATCH) -> list[str]:
+        """Mint ``n`` ids (see :meth:`mint_batches`) and return them as compact ARKs, in minting order."""
+        out: list[str] = []
+        for batch in self.mint_batches(minter, n, batch_size=batch_size):
+            out.extend(batch)
+        return out
+
+    @abc.abstractmethod
+    def add_hold(self, minter_or_naan: str, *ids: str) -> int:
+        """Hold ids so they are never minted: ``minter_or_naan`` is a minter name or a NAAN; each id is
+        a blade (``fk4x8d9m2q``) or an ARK under that NAAN.  Returns how many were newly held."""
+
+    @abc.abstractmethod
+    def minted_count(self, minter: str | None = None) -> int:
+        """How many ids were minted (by ``minter``, or in total)."""
+
+    # -- bindings -----------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def bind(
+        self,
+        ark: str,
+        target: str | None,
+        *,
+        erc: Erc | None = None,
+        support: Erc | None = None,
+        passthrough: bool = False,
+        status: Status = "public",
+    ) -> Binding:
+        """Create or update the binding of ``ark`` (any spelling; stored normalized).  ``target`` is
+        required for ``public`` status.  Updating keeps ``created`` and ``text``.
+        :class:`~pidkit.errors.ConflictError` if the ARK is tombstoned; :class:`~pidkit.errors.ArkError`
+        for a bad ARK; :class:`~pidkit.errors.StoreError` for a bad target."""
+
+    @abc.abstractmethod
+    def bind_id(
+        self,
+        kind: str,
+        value: str,
+        target: str | None,
+        *,
+        erc: Erc | None = None,
+        support: Erc | None = None,
+        status: Status = "public",
+    ) -> Binding:
+        """Create or update the binding of a non-ARK id (``kind`` in :data:`KINDS`, e.g. ``"xarkid"``,
+        ``"uuid"``); ``value`` is parsed by its scheme and stored in canonical form."""
+
+    @abc.abstractmethod
+    def get_binding(self, ark: str) -> Binding | None:
+        """The binding of ``ark`` (any spelling that normalizes to the same ARK), or ``None``."""
+
+    @abc.abstractmethod
+    def get_id(self, kind: str, value: str) -> Binding | None:
+        """The binding of ``value`` read as ``kind``, or ``None``."""
+
+    @abc.abstractmethod
+    def find_ids(self, value: str) -> list[Binding]:
+        """Every binding ``value`` names under any kind it parses as (one query), e.g. for ``/id/{value}``."""
+
+    @abc.abstractmethod
+    def resolve(self, ark: str) -> Resolution | None:
+        """The exact binding of ``ark``, else its longest bound public ancestor that allows suffix
+        passthrough with the rest of the (normalized) ARK as suffix, else ``None``.  A tombstoned or
+        reserved exact match is returned as is (the resolver shows it, it does not redirect)."""
+
+    @abc.abstractmethod
+    def tombstone(self, ark: str, reason: str) -> Binding:
+        """Withdraw ``ark`` for good (also one never bound: it will then never be minted or bound).
+        Idempotent for an already tombstoned ARK (the first reason and time stay)."""
+
+    @abc.abstractmethod
+    def list_bindings(
+        self,
+        naan: str | None = None,
+        *,
+        shoulder: str | None = None,
+        kind: str = "ark",
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[Binding]:
+        """Bindings of ``kind`` (optionally under ``naan`` / ``shoulder``) ordered by key, the first
+        ``limit`` with key greater than ``after`` (keyset pagination: pass the last key seen)."""
+
+    @abc.abstractmethod
+    def export_jsonl(self, fp: IO[str]) -> int:
+        """Write every binding as JSON Lines (:meth:`Binding.to_dict`); return the count."""
+
+    @abc.abstractmethod
+    def import_jsonl(self, fp: Iterable[str]) -> ImportReport:
+        """Read bindings written by :meth:`export_jsonl` and write them in ONE transaction.  Any bad
+        line (not JSON, bad id, bad target, would rebind a tombstone) rejects the whole import with
+        :class:`ImportRejectedError` naming every bad line's number — nothing is written."""
+
+    # -- API keys -----------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def create_api_key(
+        self, naan: str, shoulder: str | None = None, *, label: str = ""
+    ) -> tuple[ApiKey, str]:
+        """Create a key scoped to ``naan`` (and ``shoulder``, or all shoulders); return the record and
+        the secret ``pk_<keyid>_<random>`` — shown this once, only its SHA-256 hash is stored."""
+
+    @abc.abstractmethod
+    def verify_api_key(self, secret: str) -> ApiKey | None:
+        """The key for ``secret`` if it exists, matches and is not revoked; else ``None``."""
+
+    @abc.abstractmethod
+    def revoke_api_key(self, key_id: str) -> ApiKey:
+        """Revoke a key (idempotent); :class:`~pidkit.errors.NotFoundError` if unknown."""
+
+    @abc.abstractmethod
+    def list_api_keys(self) -> list[ApiKey]:
+        """Every key record (never secrets), by creation time."""
