@@ -65,6 +65,7 @@ STRICT_FIRST_CHARS: Final = B32S_ALPHABET[:8]
 
 #: tid.mdx reference regex, used with ``fullmatch`` (``$`` would let a trailing newline through).
 _TID_RE: Final = re.compile(f"[{FIRST_CHARS}][{B32S_ALPHABET}]{{12}}")
+_fullmatch: Final = _TID_RE.fullmatch
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_US: Final = timedelta(microseconds=1)
 
@@ -122,7 +123,7 @@ def is_valid_tid(text: str, *, strict: bool = False) -> bool:
     >>> is_valid_tid("3jzfcijpj2z2a"), is_valid_tid("3jzfcijpj2z2a\\n"), is_valid_tid("zzzzzzzzzzzzz")
     (True, False, False)
     """
-    if len(text) != TID_LENGTH or _TID_RE.fullmatch(text) is None:
+    if len(text) != TID_LENGTH or _fullmatch(text) is None:
         return False
     return not strict or text[0] in STRICT_FIRST_CHARS
 
@@ -174,12 +175,12 @@ class Tid:
         if (
             text.__class__ is not str
             or len(text) != TID_LENGTH
-            or _TID_RE.fullmatch(text) is None
+            or _fullmatch(text) is None
             or (strict and text[0] not in STRICT_FIRST_CHARS)
         ):
             text = _check(text, strict)
         self = _new(cls)
-        _set(self, "_str", text)
+        _set_str(self, text)
         return self
 
     @classmethod
@@ -310,14 +311,28 @@ class Tid:
 
 
 _new = object.__new__
-_set = object.__setattr__
+
+
+_set_str = Tid.__dict__["_str"].__set__  # the slot's own setter (immutability applies to everyone else)
 
 
 def _make(text: str) -> Tid:
     """A Tid from an already valid string (no checks)."""
     t = _new(Tid)
-    _set(t, "_str", text)
+    _set_str(t, text)
     return t
+
+
+def _prefix(hi: int) -> str:
+    """The first 9 characters of every TID whose ``micros >> 10`` is ``hi``."""
+    p = _PAIRS
+    return (
+        B32S_ALPHABET[hi >> 40]
+        + p[(hi >> 30) & 1023]
+        + p[(hi >> 20) & 1023]
+        + p[(hi >> 10) & 1023]
+        + p[hi & 1023]
+    )
 
 
 class TidClock:
@@ -338,7 +353,7 @@ class TidClock:
     True
     """
 
-    __slots__ = ("_clock_id", "_last", "_lock", "_suffix")
+    __slots__ = ("_clock_id", "_hi", "_last", "_lock", "_prefix", "_suffix")
 
     def __init__(self, clock_id: int | None = None, *, after: Tid | None = None) -> None:
         if clock_id is None:
@@ -349,6 +364,8 @@ class TidClock:
         self._suffix = _PAIRS[clock_id]
         self._lock = threading.Lock()
         self._last = after.micros if after is not None else -1
+        self._hi = -1
+        self._prefix = ""
 
     @property
     def clock_id(self) -> int:
@@ -378,23 +395,17 @@ class TidClock:
         13
         """
         with self._lock:
-            now = _time_ns() // 1000
-            m = self._last + 1
-            if now >= m:
-                m = now
-            elif m > MAX_MICROS:
-                raise TidError("the TID clock has run past 2**53-1 microseconds (year 2255)")
+            m = _time_ns() // 1000
+            if m <= self._last:
+                m = self._last + 1
+                if m > MAX_MICROS:
+                    raise TidError("the TID clock has run past 2**53-1 microseconds (year 2255)")
             self._last = m
-        p = _PAIRS
-        return (
-            B32S_ALPHABET[m >> 50]
-            + p[(m >> 40) & 1023]
-            + p[(m >> 30) & 1023]
-            + p[(m >> 20) & 1023]
-            + p[(m >> 10) & 1023]
-            + p[m & 1023]
-            + self._suffix
-        )
+            hi = m >> 10
+            if hi != self._hi:  # the first 9 characters change once every 1024 µs
+                self._hi = hi
+                self._prefix = _prefix(hi)
+            return self._prefix + _PAIRS[m & 1023] + self._suffix
 
     def next(self) -> Tid:
         """The next TID, strictly greater than every TID this clock has given before.
@@ -404,7 +415,7 @@ class TidClock:
         True
         """
         t = _new(Tid)
-        _set(t, "_str", self.next_str())
+        _set_str(t, self.next_str())
         return t
 
     def next_many(self, n: int) -> list[str]:
@@ -430,13 +441,7 @@ class TidClock:
         while m < end:
             hi = m >> 10
             stop = min(end - (hi << 10), 1024)
-            prefix = (
-                B32S_ALPHABET[hi >> 40]
-                + p[(hi >> 30) & 1023]
-                + p[(hi >> 20) & 1023]
-                + p[(hi >> 10) & 1023]
-                + p[hi & 1023]
-            )
+            prefix = _prefix(hi)
             out += [prefix + s for s in suffixed[m & 1023 : stop]]
             m = (hi << 10) + stop
         return out
