@@ -1,0 +1,789 @@
+"""ARK syntax: parse, anatomy, normalization and containment (draft-kunze-ark-40 §2, §3).
+
+::
+
+    [https://NMA/]ark:[/]NAAN/Name[Qualifiers][?inflection]          (§2)
+
+    https://example.org/ark:12345/x6np1wh8k/c3/s5.v7.xsl
+            \\_________/ \\__/\\___/\\_/\\_____/\\____/\\_____/
+               NMA     Label NAAN |  Blade  Parts Variants
+                                Shoulder
+
+:class:`Ark` keeps what it was given (NMA, label form, NAAN and Name with their case and hyphens) and
+compares, hashes and orders by the **normalized** form of §3.2, so ``ark:/12345/x5-4-xz-321`` and
+``https://sneezy.dopey.com/ark:12345/x54--xz32-1`` are equal.  :func:`normalize` implements the nine
+steps of §3.2, one small function per step.
+
+>>> a = Ark.parse("https://example.org/ark:12345/x6np1wh8k/c3/s5.v7.xsl")
+>>> a.nma, a.naan, a.shoulder, a.blade, a.component_path, a.variant_path
+('example.org', '12345', 'x6', 'np1wh8k', '/c3/s5', '.v7.xsl')
+>>> str(a)
+'ark:12345/x6np1wh8k/c3/s5.v7.xsl'
+>>> normalize("ARK:/12345/x5-4-xz-321")
+'ark:12345/x54xz321'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, NamedTuple
+
+from ..codecs import BETANUMERIC_VALUE
+from ..errors import ArkError
+from ..noid import verify as _ncda_verify
+
+__all__ = [
+    "DEFAULT_RESOLVER",
+    "INFLECTIONS",
+    "MAX_LENGTH",
+    "SHARED_NAANS",
+    "Ark",
+    "SharedNaan",
+    "normalize",
+]
+
+# --- the rules, as named constants ---------------------------------------------------------------------
+
+#: Longest input accepted, in characters.  §3.1 asks receivers to support at least 255 octets of
+#: Name + Qualifiers and §2.3 at least 16 octets of NAAN; 4096 leaves room for long NMAs and qualifiers
+#: while bounding the work any input can cause (everything here is linear in the input anyway).
+MAX_LENGTH: Final = 4096
+
+#: §2.2: the new label form (generate this) and the old one (recognize in perpetuity).
+LABEL: Final = "ark:"
+OLD_LABEL: Final = "ark:/"
+
+#: §3.1: letters, digits and seven more characters may appear in Name and Qualifiers …
+_LETTERS_DIGITS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+NAME_CHARS: Final = frozenset(_LETTERS_DIGITS + "=~*+@_$")
+#: … and four whose meanings are reserved: %-encoding, the (insignificant) hyphen, and the structural
+#: characters '/' (hierarchy, §2.5.1) and '.' (variants, §2.5.2).
+PERCENT: Final = "%"
+HYPHEN: Final = "-"
+STRUCTURAL: Final = "/."
+#: §3.1 / §3.2 step 6: hyphen-like characters (U+2010 to U+2015) arrive in place of hyphens from pasted
+#: text; they are accepted and removed together with hyphens.
+HYPHEN_LIKE: Final = "\u2010\u2011\u2012\u2013\u2014\u2015"
+_NAME_REPERTOIRE: Final = NAME_CHARS | frozenset(PERCENT + HYPHEN + STRUCTURAL + HYPHEN_LIKE)
+_HEX: Final = frozenset("0123456789abcdefABCDEF")
+
+#: §2.3: NAANs are betanumeric (digits and consonants without 'l'); uppercase is accepted because §3.2
+#: step 4 lowercases the NAAN.  Hyphens are accepted everywhere (§3.1: always ignored).
+_NAAN_CHARS: Final = frozenset(BETANUMERIC_VALUE) | frozenset(
+    c.upper() for c in BETANUMERIC_VALUE if c.isalpha()
+) | frozenset(HYPHEN + HYPHEN_LIKE)
+
+#: §1.3 / §4.3: the inflections: "?info" (metadata, must be supported) and the older '?' and '??'.
+INFLECTIONS: Final = ("?info", "??", "?")
+
+#: Characters of an NMA host[:port] and of its optional path (RFC 3986 unreserved, sub-delims, ':', '@').
+_HOST_CHARS: Final = frozenset(_LETTERS_DIGITS + ".-[]:")
+_PATH_CHARS: Final = frozenset(_LETTERS_DIGITS + "-._~!$&'()*+,;=:@%/")
+#: Visible ASCII, allowed in a query string (inflection).
+_QUERY_CHARS: Final = frozenset(chr(c) for c in range(0x21, 0x7F))
+_SCHEMES: Final = ("https://", "http://")
+
+#: Where :meth:`Ark.to_url` points by default: N2T, the resolver of last resort (§3.3).
+DEFAULT_RESOLVER: Final = "https://n2t.net/"
+
+
+class SharedNaan(NamedTuple):
+    """A NAAN shared by all ARK-assigning organizations (§2.3, "Four NAANs shared …")."""
+
+    naan: str
+    meaning: str
+    purpose: str
+    expect_to_resolve: str
+    long_term: bool
+
+
+#: §2.3, Table 2: the four shared NAANs, their immutable meaning, whether to expect them to resolve and
+#: whether they are OK for long-term reference.
+SHARED_NAANS: Final[dict[str, SharedNaan]] = {
+    "12345": SharedNaan(
+        "12345",
+        "examples",
+        "Example ARKs appearing in documentation; not viable for long term reference.",
+        "maybe",
+        False,
+    ),
+    "99152": SharedNaan(
+        "99152",
+        "terms",
+        "ARKs for controlled vocabulary and ontology terms; resolve to term definitions.",
+        "yes",
+        True,
+    ),
+    "99166": SharedNaan(
+        "99166",
+        "agents",
+        "ARKs for people, groups and institutions as agents; resolve to agent definitions.",
+        "yes",
+        True,
+    ),
+    "99999": SharedNaan(
+        "99999",
+        "test ids",
+        "ARKs for test, development or experimental purposes; not viable for long term reference.",
+        "maybe",
+        False,
+    ),
+}
+
+# --- §3.2 normalization, one function per step ---------------------------------------------------------
+# Each step takes and returns the ARK string; `normalize` runs them in order on validated input.
+
+_HYPHENS_TABLE: Final = str.maketrans("", "", HYPHEN + HYPHEN_LIKE)
+_PERCENT_RE: Final = re.compile(r"%[0-9a-fA-F]{2}")
+_STRUCTURAL_RUN_RE: Final = re.compile(r"([./])[./]+")
+_SEGMENT_RE: Final = re.compile(r"[./][^./]*")
+
+
+def _find_label(text: str) -> int:
+    """Index of the label: 0 for a compact ARK, else just after the first '/ark:' (case-insensitive)."""
+    if text[:4].lower() == LABEL:
+        return 0
+    return text.lower().find("/" + LABEL) + 1
+
+
+def remove_nma(text: str) -> str:
+    """Drop the NMA: everything up to the first '/ark:'.
+
+    >>> remove_nma("https://example.org/rslvr/ark:12345/x6np1wh8k")
+    'ark:12345/x6np1wh8k'
+    """
+    # draft-kunze-ark-40 §3.2 step 1
+    return text[_find_label(text) :]
+
+
+def remove_query(text: str) -> str:
+    """Drop any URI query string (from the first literal '?' to the end).
+
+    >>> remove_query("ark:12345/x6np1wh8k?info")
+    'ark:12345/x6np1wh8k'
+    """
+    # draft-kunze-ark-40 §3.2 step 2
+    q = text.find("?")
+    return text if q < 0 else text[:q]
+
+
+def normalize_label(text: str) -> str:
+    """Turn the first case-insensitive 'ark:/' or 'ark:' into 'ark:'.
+
+    >>> normalize_label("ARK:/12345/x6np1wh8k")
+    'ark:12345/x6np1wh8k'
+    """
+    # draft-kunze-ark-40 §3.2 step 3
+    i = text.lower().find(LABEL)
+    if i < 0:
+        return text
+    end = i + len(LABEL)
+    if text[end : end + 1] == "/":
+        end += 1
+    return text[:i] + LABEL + text[end:]
+
+
+def lowercase_naan(text: str) -> str:
+    """Lowercase the NAAN (the part after 'ark:' up to the next '/').
+
+    >>> lowercase_naan("ark:B2345/X6")
+    'ark:b2345/X6'
+    """
+    # draft-kunze-ark-40 §3.2 step 4
+    start = len(LABEL)
+    end = text.find("/", start)
+    if end < 0:
+        end = len(text)
+    return text[:start] + text[start:end].lower() + text[end:]
+
+
+def uppercase_percent_hex(text: str) -> str:
+    """Uppercase the two hex digits after every '%'; the case of all other letters is kept.
+
+    >>> uppercase_percent_hex("ark:12345/x%7dY")
+    'ark:12345/x%7DY'
+    """
+    # draft-kunze-ark-40 §3.2 step 5
+    if PERCENT not in text:
+        return text
+    return _PERCENT_RE.sub(lambda m: m.group(0).upper(), text)
+
+
+def remove_hyphens(text: str) -> str:
+    """Remove every hyphen and every hyphen-like character U+2010 to U+2015.
+
+    >>> remove_hyphens("ark:12345/x5-4\u2010xz\u2015321")
+    'ark:12345/x54xz321'
+    """
+    # draft-kunze-ark-40 §3.2 step 6 (and §3.1: hyphens are identity inert)
+    return text.translate(_HYPHENS_TABLE)
+
+
+def remove_inflection(text: str) -> str:
+    """Remove a known inflection ('?info', '??', '?') at the end of the string.
+
+    Inflections all begin with '?', so after step 2 there is none left; the step is kept for
+    completeness and costs one ``endswith``.
+
+    >>> remove_inflection("ark:12345/x6np1wh8k??")
+    'ark:12345/x6np1wh8k'
+    """
+    # draft-kunze-ark-40 §3.2 step 7
+    for inflection in INFLECTIONS:
+        if text.endswith(inflection):
+            return text[: -len(inflection)]
+    return text
+
+
+def _split_after_naan(text: str) -> tuple[str, str]:
+    """``('ark:NAAN/', 'Name+Qualifiers')`` (the slash after the NAAN is not structural, §2.5.1)."""
+    cut = text.find("/", len(LABEL))
+    if cut < 0:
+        return text, ""
+    return text[: cut + 1], text[cut + 1 :]
+
+
+def _collapse(rest: str) -> str:
+    """Step 8 on the part after ``NAAN/``: runs of '/' and '.' become their first character; then
+    initial and final ones go."""
+    if "//" in rest or "/." in rest or "./" in rest or ".." in rest:
+        rest = _STRUCTURAL_RUN_RE.sub(r"\1", rest)
+    return rest.strip(STRUCTURAL)
+
+
+def collapse_structural(text: str) -> str:
+    """Normalize '/' and '.': initial and final ones removed, two in a row replaced by the first.
+
+    The slash after the NAAN is not part of the Name (§2.5.1), so it is kept.
+
+    >>> collapse_structural("ark:12345//x54/./xz//321.")
+    'ark:12345/x54/xz/321'
+    """
+    # draft-kunze-ark-40 §3.2 step 8
+    head, rest = _split_after_naan(text)
+    return head + _collapse(rest)
+
+
+def _move_variants(rest: str) -> str:
+    """Step 9 on a collapsed Name+Qualifiers: stable partition into Name, '/…' parts, '.…' parts."""
+    dot = rest.find(".")
+    if dot < 0 or rest.find("/", dot) < 0:
+        return rest  # no period followed later by a slash: already Name + ComponentPath + VariantPath
+    first = min(i for i in (rest.find("/"), dot) if i >= 0)
+    name, segments = rest[:first], _SEGMENT_RE.findall(rest, first)
+    components = "".join(s for s in segments if s[0] == "/")
+    variants = "".join(s for s in segments if s[0] == ".")
+    return name + components + variants
+
+
+def move_variants_to_end(text: str) -> str:
+    """Move components that have a period on the left and a slash on the right to the end.
+
+    §3.2 step 9 lets an implementation either move such a component (with its period) "to the end of
+    the Name part" or throw the ARK out as malformed.  pidkit **moves** them, and reads "the end of the
+    Name part" as the end of the whole Name + Qualifiers string: every ``.variant`` segment that is
+    followed somewhere by a ``/component`` segment goes after the last component, variants keeping
+    their relative order.  The result always has the §2.5 form Name ComponentPath VariantPath, and no
+    character is lost.
+
+    >>> move_variants_to_end("ark:12345/x54.v2/c3")
+    'ark:12345/x54/c3.v2'
+    >>> move_variants_to_end("ark:12345/x54.v1.v2/c3/s5.pdf")
+    'ark:12345/x54/c3/s5.v1.v2.pdf'
+    """
+    # draft-kunze-ark-40 §3.2 step 9
+    head, rest = _split_after_naan(text)
+    return head + _move_variants(rest)
+
+
+def normalize(text: str) -> str:
+    """The normalized form of the ARK ``text`` for lexical comparison (§3.2, all nine steps).
+
+    ``text`` is first checked by :meth:`Ark.parse` (raises :class:`~pidkit.errors.ArkError`).  The
+    result has no NMA and no inflection, the new label, a lowercase NAAN, uppercase %-escapes, no
+    hyphens and tidy structural characters; it is itself a valid ARK and normalizing it again changes
+    nothing.  Comparisons of normalized ARKs are case-sensitive.
+
+    >>> normalize("https://sneezy.dopey.com/ark:12345/x54--xz32-1")
+    'ark:12345/x54xz321'
+    >>> normalize("http://example.org/rslvr/ARK:/12345/x6np1wh8k/?info")
+    'ark:12345/x6np1wh8k'
+    """
+    Ark.parse(text)  # validate: the steps below assume a well-formed ARK
+    return _normalize_valid(text)
+
+
+def _normalize_valid(text: str) -> str:
+    text = remove_nma(text)  # step 1
+    text = remove_query(text)  # step 2
+    text = normalize_label(text)  # step 3
+    text = lowercase_naan(text)  # step 4
+    text = uppercase_percent_hex(text)  # step 5
+    text = remove_hyphens(text)  # step 6
+    text = remove_inflection(text)  # step 7
+    text = collapse_structural(text)  # step 8
+    return move_variants_to_end(text)  # step 9
+
+
+# --- parsing -------------------------------------------------------------------------------------------
+
+
+def _fail(message: str, text: str, position: int | None = None) -> ArkError:
+    return ArkError(message, text=text, position=position)
+
+
+def _check_nma(text: str, start: int, end: int) -> None:
+    """Validate ``text[start:end]`` as host[:port][/path] (§2.1: the host/port part of a URL)."""
+    slash = text.find("/", start, end)
+    host_end = end if slash < 0 else slash
+    if host_end <= start:
+        raise _fail("empty NMA host before '/ark:'", text, start + 1)
+    for i in range(start, host_end):
+        if text[i] not in _HOST_CHARS:
+            raise _fail(f"character {text[i]!r} not allowed in an NMA host", text, i + 1)
+    for i in range(host_end, end):
+        if text[i] not in _PATH_CHARS:
+            raise _fail(f"character {text[i]!r} not allowed in an NMA path", text, i + 1)
+
+
+def _check_percent(text: str, i: int, end: int) -> None:
+    if i + 2 >= end or text[i + 1] not in _HEX or text[i + 2] not in _HEX:
+        raise _fail("'%' must be followed by two hex digits (§3.1 %-encoding)", text, i + 1)
+
+
+def _leading_consonants(name: str) -> int:
+    i = 0
+    while i < len(name) and name[i] in BETANUMERIC_VALUE and not name[i].isdigit():
+        i += 1
+    return i
+
+
+class Ark:
+    """An ARK (draft-kunze-ark-40): compared, hashed and ordered by its §3.2 normalized form.
+
+    Parts keep the case, hyphens and label form they were given; :meth:`normalize` returns the
+    normalized ARK.  ``str(ark)`` is the **compact** form ``ark:NAAN/Name+Qualifiers``: the new label,
+    no NMA, no inflection, everything else as given (so ``Ark.parse(str(a)) == a``, exactly part for
+    part except NMA, label and inflection).
+
+    >>> a = Ark.parse("ark:/12345/x5-4-xz-321?info")
+    >>> a == Ark.parse("https://sneezy.dopey.com/ark:12345/x54--xz32-1")
+    True
+    >>> a.label, a.name, a.inflection, str(a), a.normalized
+    ('ark:/', 'x5-4-xz-321', '?info', 'ark:12345/x5-4-xz-321', 'ark:12345/x54xz321')
+    >>> a
+    Ark.parse('ark:/12345/x5-4-xz-321?info')
+    """
+
+    __slots__ = ("_key", "_label", "_naan", "_name_end", "_name_start", "_nma", "_query", "_rest", "_text")
+
+    _text: str
+    _nma: str | None
+    _label: str
+    _naan: str
+    _rest: str  # Name + Qualifiers as given (between 'NAAN/' and any '?')
+    _name_start: int
+    _name_end: int
+    _query: str
+    _key: str
+
+    def __init__(self) -> None:
+        raise TypeError("use Ark.parse(text)")
+
+    @classmethod
+    def parse(cls, text: str) -> Ark:
+        """Parse a compact (``ark:NAAN/Name…``, old label ``ark:/`` too, any case) or Mapping ARK
+        (``https://NMA/ark:…``; the scheme may be omitted, as in ``n2t.net/ark:…``).
+
+        Raises :class:`~pidkit.errors.ArkError` naming the input and the 1-based position for: empty or
+        over-long input, no label, an empty or non-betanumeric NAAN, no Name, a character outside the
+        §3.1 repertoire (other characters must be %-encoded), or a '%' not followed by two hex digits.
+        Whitespace is never accepted (clean pasted text before parsing).
+
+        >>> Ark.parse("ark:12345/x6np1wh8k").blade
+        'np1wh8k'
+        >>> Ark.parse("ark:12345/x6np1wh8k/c3#p2")
+        Traceback (most recent call last):
+        ...
+        pidkit.errors.ArkError: character '#' not allowed in an ARK (%-encode it) in 'ark:12345/x6np1wh8k/c3#p2' at position 23
+        """  # noqa: E501
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, got {type(text).__name__}")
+        if not text:
+            raise _fail("empty input", text)
+        if len(text) > MAX_LENGTH:
+            raise _fail(f"longer than {MAX_LENGTH} characters", text)
+
+        # §2.1 / §3.2 step 1: the NMA is everything up to the first '/ark:'.
+        label_at = _find_label(text)
+        nma: str | None = None
+        if label_at < 0 or (label_at == 0 and text[:4].lower() != LABEL):
+            raise _fail("no 'ark:' label (expected ark:NAAN/Name or https://NMA/ark:NAAN/Name)", text, 1)
+        if label_at > 0:
+            lowered = text[:8].lower()
+            scheme = next((s for s in _SCHEMES if lowered.startswith(s)), "")
+            _check_nma(text, len(scheme), label_at - 1)
+            nma = text[len(scheme) : label_at - 1]
+
+        # §2.2: new label 'ark:' or old label 'ark:/', in any case.
+        naan_at = label_at + len(LABEL)
+        label = LABEL
+        if text[naan_at : naan_at + 1] == "/":
+            label, naan_at = OLD_LABEL, naan_at + 1
+
+        # Inflection / query string: from the first '?' (§3.2 step 2).
+        q = text.find("?", naan_at)
+        end = len(text) if q < 0 else q
+        for i in range(end + 1, len(text)):
+            if text[i] not in _QUERY_CHARS:
+                raise _fail(f"character {text[i]!r} not allowed in a query string", text, i + 1)
+
+        # §2.3: NAAN up to the next '/', betanumeric, at least one character.
+        slash = text.find("/", naan_at, end)
+        naan_end = end if slash < 0 else slash
+        for i in range(naan_at, naan_end):
+            if text[i] not in _NAAN_CHARS:
+                raise _fail(f"NAAN character {text[i]!r} is not betanumeric (§2.3)", text, i + 1)
+        naan = text[naan_at:naan_end]
+        if not remove_hyphens(naan):
+            raise _fail("no NAAN after the label", text, naan_at + 1)
+        if slash < 0:
+            raise _fail("no '/' and Name after the NAAN", text, naan_end + 1)
+
+        # §3.1: Name and Qualifiers repertoire, %-encoding.
+        rest_at = slash + 1
+        for i in range(rest_at, end):
+            c = text[i]
+            if c not in _NAME_REPERTOIRE:
+                raise _fail(f"character {c!r} not allowed in an ARK (%-encode it)", text, i + 1)
+            if c == PERCENT:
+                _check_percent(text, i, end)
+        rest = text[rest_at:end]
+
+        # §2.4: the Name runs to the first structural character; leading ones are separators (step 8).
+        name_start = 0
+        while name_start < len(rest) and rest[name_start] in STRUCTURAL:
+            name_start += 1
+        name_end = name_start
+        while name_end < len(rest) and rest[name_end] not in STRUCTURAL:
+            name_end += 1
+        if not remove_hyphens(rest[name_start:name_end]):
+            raise _fail("no Name after the NAAN", text, rest_at + name_start + 1)
+
+        self = object.__new__(cls)
+        object.__setattr__(self, "_text", text)
+        object.__setattr__(self, "_nma", nma)
+        object.__setattr__(self, "_label", label)
+        object.__setattr__(self, "_naan", naan)
+        object.__setattr__(self, "_rest", rest)
+        object.__setattr__(self, "_name_start", name_start)
+        object.__setattr__(self, "_name_end", name_end)
+        object.__setattr__(self, "_query", text[end:])
+        object.__setattr__(self, "_key", _normalize_valid(f"{LABEL}{naan}/{rest}"))
+        return self
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    # --- parts as given ---
+
+    @property
+    def text(self) -> str:
+        """The text this ARK was parsed from.
+
+        >>> Ark.parse("ark:/12345/x6np1wh8k").text
+        'ark:/12345/x6np1wh8k'
+        """
+        return self._text
+
+    @property
+    def nma(self) -> str | None:
+        """The Name Mapping Authority, host[:port] plus any path before '/ark:' (``None`` if compact).
+
+        >>> Ark.parse("http://example.org/rslvr/ark:12345/x6np1wh8k").nma
+        'example.org/rslvr'
+        """
+        return self._nma
+
+    @property
+    def label(self) -> str:
+        """``"ark:"`` (new form) or ``"ark:/"`` (old form), whichever was given (in lowercase).
+
+        >>> Ark.parse("ARK:/12345/x6np1wh8k").label
+        'ark:/'
+        """
+        return self._label
+
+    @property
+    def naan(self) -> str:
+        """The NAAN as given (a string, never a number: ``01234`` stays ``01234``).
+
+        >>> Ark.parse("ark:01234/x6").naan
+        '01234'
+        """
+        return self._naan
+
+    @property
+    def name(self) -> str:
+        """The Name as given (up to the first '/' or '.').
+
+        >>> Ark.parse("ark:12345/x6np1wh8k.v7").name
+        'x6np1wh8k'
+        """
+        return self._rest[self._name_start : self._name_end]
+
+    @property
+    def qualifiers(self) -> str:
+        """Everything after the Name (ComponentPath and VariantPath) as given, or ``""``.
+
+        >>> Ark.parse("ark:12345/x6np1wh8k/c3/s5.v7.xsl").qualifiers
+        '/c3/s5.v7.xsl'
+        """
+        return self._rest[self._name_end :]
+
+    @property
+    def component_path(self) -> str:
+        """The qualifiers up to the first '.' (``/c3/s5``), as given, or ``""`` (§2.5).
+
+        >>> Ark.parse("ark:12345/x6np1wh8k/c3/s5.v7.xsl").component_path
+        '/c3/s5'
+        """
+        q = self.qualifiers
+        dot = q.find(".")
+        return q if dot < 0 else q[:dot]
+
+    @property
+    def variant_path(self) -> str:
+        """The qualifiers from the first '.' on (``.v7.xsl``), as given, or ``""`` (§2.5).
+
+        A period followed later by a slash is not a well-formed VariantPath; :meth:`normalize` moves
+        such variants to the end (§3.2 step 9).
+
+        >>> Ark.parse("ark:12345/x6np1wh8k/c3/s5.v7.xsl").variant_path
+        '.v7.xsl'
+        """
+        q = self.qualifiers
+        dot = q.find(".")
+        return "" if dot < 0 else q[dot:]
+
+    @property
+    def inflection(self) -> str:
+        """The query string as given, from its '?' (``"?info"``, ``"?"``, ``"??"``), or ``""``.
+
+        >>> Ark.parse("ark:12345/x6np1wh8k?info").inflection
+        '?info'
+        """
+        return self._query
+
+    @property
+    def known_inflection(self) -> bool:
+        """Whether :attr:`inflection` is one the draft defines (``?info``, ``?``, ``??``).
+
+        >>> Ark.parse("ark:12345/x6??").known_inflection
+        True
+        """
+        return self._query in INFLECTIONS
+
+    @property
+    def base(self) -> str:
+        """The Base Compact Name ``ark:NAAN/Name`` (new label, parts as given).
+
+        >>> Ark.parse("https://example.org/ark:/12345/x6np1wh8k/c3").base
+        'ark:12345/x6np1wh8k'
+        """
+        return f"{LABEL}{self._naan}/{self.name}"
+
+    @property
+    def compact(self) -> str:
+        """The Compact ARK ``ark:NAAN/Name+Qualifiers`` (new label, no NMA, no inflection) = ``str(self)``.
+
+        >>> Ark.parse("https://example.org/ark:/12345/x6np1wh8k/c3?info").compact
+        'ark:12345/x6np1wh8k/c3'
+        """
+        return f"{LABEL}{self._naan}/{self._rest}"
+
+    # --- normalized views ---
+
+    @property
+    def normalized(self) -> str:
+        """The §3.2 normalized form (the comparison key).
+
+        >>> Ark.parse("ark:/12345/X6-np").normalized
+        'ark:12345/X6np'
+        """
+        return self._key
+
+    def normalize(self) -> Ark:
+        """The normalized ARK (§3.2): no NMA, no inflection, new label, hyphens removed, …
+
+        >>> Ark.parse("https://example.com/ARK:/12345/x6-np1wh8k?info").normalize()
+        Ark.parse('ark:12345/x6np1wh8k')
+        """
+        if self._text == self._key:
+            return self
+        return Ark.parse(self._key)
+
+    def _normalized_name(self) -> str:
+        rest = _split_after_naan(self._key)[1]
+        cut = len(rest)
+        for c in STRUCTURAL:
+            i = rest.find(c)
+            if 0 <= i < cut:
+                cut = i
+        return rest[:cut]
+
+    @property
+    def shoulder(self) -> str:
+        """The primordinal shoulder of the normalized Name: consonants up to and including the first digit
+        (§2.4.1 "first-digit convention"), or ``""`` when the Name does not start that way.
+
+        ``shoulder + blade`` is the normalized Name (hyphens removed).
+
+        >>> Ark.parse("ark:12345/x6np1wh8k").shoulder, Ark.parse("ark:13030/tf5p30086k").shoulder
+        ('x6', 'tf5')
+        >>> Ark.parse("ark:67531/metadc107835").shoulder
+        ''
+        """
+        name = self._normalized_name()
+        i = _leading_consonants(name)
+        if i == 0 or i == len(name) or not name[i].isdigit():
+            return ""
+        return name[: i + 1]
+
+    @property
+    def blade(self) -> str:
+        """The normalized Name after the shoulder (the whole Name when there is no shoulder).
+
+        >>> Ark.parse("ark:12345/x5-4-xz-321").blade
+        '4xz321'
+        """
+        return self._normalized_name()[len(self.shoulder) :]
+
+    @property
+    def check_zone(self) -> str:
+        """The string a NOID check character covers: normalized ``NAAN/Name`` (the last character of the
+        Name being the check character itself, when there is one).
+
+        >>> Ark.parse("https://n2t.net/ark:/13030/c7x921j3h/s1.pdf").check_zone
+        '13030/c7x921j3h'
+        """
+        head = _split_after_naan(self._key)[0]
+        return head[len(LABEL) :] + self._normalized_name()
+
+    @property
+    def check_char(self) -> str:
+        """The last character of the normalized Name: the check character, *if* the ARK has one.
+
+        >>> Ark.parse("ark:13030/c7x921j3h").check_char
+        'h'
+        """
+        return self._normalized_name()[-1]
+
+    @property
+    def check_ok(self) -> bool:
+        """Whether :attr:`check_char` is the NCDA check character of the rest of :attr:`check_zone`.
+
+        Only meaningful for ARKs minted with a NOID ``k`` template; about 1 in 29 other ARKs verify by
+        chance.
+
+        >>> Ark.parse("ark:/13030/c7x921j3h").check_ok, Ark.parse("ark:/13030/c7x921j3k").check_ok
+        (True, False)
+        """
+        return _ncda_verify(self.check_zone)
+
+    @property
+    def shared_naan(self) -> SharedNaan | None:
+        """The :data:`SHARED_NAANS` entry for this ARK's NAAN, or ``None``.
+
+        >>> Ark.parse("ark:99999/fk4x").shared_naan.meaning
+        'test ids'
+        """
+        return SHARED_NAANS.get(self.check_zone.split("/", 1)[0])
+
+    @property
+    def shared_naan_meaning(self) -> str | None:
+        """``"examples"``, ``"terms"``, ``"agents"`` or ``"test ids"`` for a shared NAAN, else ``None``.
+
+        >>> Ark.parse("ark:12345/x6np1wh8k").shared_naan_meaning
+        'examples'
+        >>> Ark.parse("ark:13030/c7x921j3h").shared_naan_meaning is None
+        True
+        """
+        shared = self.shared_naan
+        return None if shared is None else shared.meaning
+
+    # --- containment and resolution ---
+
+    def ancestors(self) -> tuple[Ark, ...]:
+        """The ARKs that contain this one (§2.5), longest first, each normalized.
+
+        Every ancestor is the normalized ARK cut just before one of its qualifier's structural
+        characters, so variants are peeled off first (right to left), then components, and the Base
+        Compact Name comes last (§2.5.1: ``ark:12345/x54/xz/321`` implies ``…/x54/xz`` and ``…/x54``;
+        §2.5.2: ``ark:12345/x54.v18.fr.odf`` implies ``….v18.fr``, ``….v18`` and ``…/x54``).  This is
+        the order a resolver tries for suffix passthrough.
+
+        >>> [str(a) for a in Ark.parse("ark:12345/x6np1wh8k/c3/s5.v7.xsl").ancestors()]
+        ['ark:12345/x6np1wh8k/c3/s5.v7', 'ark:12345/x6np1wh8k/c3/s5', 'ark:12345/x6np1wh8k/c3', 'ark:12345/x6np1wh8k']
+        >>> Ark.parse("ark:12345/x6np1wh8k").ancestors()
+        ()
+        """  # noqa: E501
+        key = self._key
+        head, rest = _split_after_naan(key)
+        name_len = len(self._normalized_name())
+        out: list[Ark] = []
+        for i in range(len(rest) - 1, name_len - 1, -1):
+            if rest[i] in STRUCTURAL:
+                out.append(Ark.parse(head + rest[:i]))
+        return tuple(out)
+
+    def to_url(self, resolver: str = DEFAULT_RESOLVER) -> str:
+        """A Mapping ARK: ``resolver`` (a base URL; a missing final '/' is added) + the compact form.
+
+        >>> Ark.parse("ark:/12345/x6np1wh8k").to_url()
+        'https://n2t.net/ark:12345/x6np1wh8k'
+        >>> Ark.parse("ark:12345/x6np1wh8k").to_url("https://example.org/rslvr")
+        'https://example.org/rslvr/ark:12345/x6np1wh8k'
+        """
+        if not resolver.endswith("/"):
+            resolver += "/"
+        return resolver + self.compact
+
+    # --- value protocol ---
+
+    def __str__(self) -> str:
+        return self.compact
+
+    def __repr__(self) -> str:
+        return f"Ark.parse({self._text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Ark):
+            return NotImplemented
+        return self._key == other._key
+
+    def __lt__(self, other: Ark) -> bool:
+        if not isinstance(other, Ark):
+            return NotImplemented
+        return self._key < other._key
+
+    def __le__(self, other: Ark) -> bool:
+        if not isinstance(other, Ark):
+            return NotImplemented
+        return self._key <= other._key
+
+    def __gt__(self, other: Ark) -> bool:
+        if not isinstance(other, Ark):
+            return NotImplemented
+        return self._key > other._key
+
+    def __ge__(self, other: Ark) -> bool:
+        if not isinstance(other, Ark):
+            return NotImplemented
+        return self._key >= other._key
+
+    def __hash__(self) -> int:
+        return hash((Ark, self._key))
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (Ark.parse, (self._text,))
