@@ -1,0 +1,193 @@
+"""The store's only contact with the id schemes: canonical keys, ARK anatomy and NOID minters.
+
+Every rule here is delegated to the scheme's own module (``pidkit.ark``, ``pidkit.noid``, the value
+types); this module only adapts their answers to the store's columns, so that a scheme's rule lives
+in exactly one place.  The imports are lazy: the store module loads without them.
+
+>>> canonical("uuid", "0E4A9C1E-6B1F-4C3A-9D2B-1A2B3C4D5E6F")
+'0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from ..codecs import B64URL_ALPHABET, BETANUMERIC, b64url_decode, first_bad_char
+from ..errors import ArkError, LlidError, ParseError, StoreError
+
+#: A UUID in its 8-4-4-4-12 hex form (either case) or as 32 hex digits; canonical: lowercase, dashed.
+_UUID = re.compile(r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}")
+_HEX32 = 32
+#: Library.Link resource id: 64 bits as 11 base64url characters (seed 002).
+_LLID_BYTES: Final = 8
+_LLID_LEN: Final = 11
+
+
+class IdMaker(Protocol):
+    """What the store needs from a NOID minter (``pidkit.noid.Minter``)."""
+
+    def mint_at(self, counter: int) -> str: ...  # pragma: no cover - protocol
+
+    def exhausted(self, counter: int) -> bool: ...  # pragma: no cover - protocol
+
+
+@dataclass(frozen=True, slots=True)
+class ArkKey:
+    """A normalized ARK as the store keys it, with the parts it indexes and its ancestors' keys."""
+
+    key: str
+    naan: str
+    shoulder: str | None
+    ancestors: tuple[str, ...]
+
+
+def ark_key(text: str) -> ArkKey:
+    """Normalize ``text`` (draft-kunze-ark-40 §3.2) via ``pidkit.ark.Ark`` and return the store's key."""
+    from ..ark import Ark
+
+    ark = Ark.parse(text).normalize()
+    shoulder = ark.shoulder or None
+    return ArkKey(str(ark), str(ark.naan), shoulder, tuple(str(a) for a in ark.ancestors()))
+
+
+def uuid_key(text: str) -> str:
+    """Canonical UUID: lowercase 8-4-4-4-12 (strict full match, no braces, no stray spaces).
+
+    >>> uuid_key("0e4a9c1e6b1f4c3a9d2b1a2b3c4d5e6f")
+    '0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f'
+    """
+    if _UUID.fullmatch(text) is None:
+        raise ParseError("not a UUID (32 hex digits, optionally dashed 8-4-4-4-12)", text=text)
+    h = text.replace("-", "").lower()
+    if len(h) != _HEX32:  # dashes in odd places
+        raise ParseError("not a UUID", text=text)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def llid_key(text: str) -> str:
+    """A Library.Link resource id is kept as is once checked (11 base64url chars = 64 bits).
+
+    >>> llid_key("AAAAAAAAAAA")
+    'AAAAAAAAAAA'
+    """
+    if len(text) != _LLID_LEN:
+        raise LlidError(f"a Library.Link resource id has {_LLID_LEN} characters", text=text)
+    bad = first_bad_char(text, B64URL_ALPHABET)
+    if bad is not None:
+        raise LlidError("not a base64url character", text=text, position=bad)
+    b64url_decode(text, _LLID_BYTES, error=LlidError)
+    return text
+
+
+def _xarkid_key(text: str) -> str:
+    from .. import xarkid
+
+    return str(xarkid.XarkId.parse(text))
+
+
+def _tid_key(text: str) -> str:
+    from .. import tid
+
+    return str(tid.Tid.parse(text))
+
+
+def _gedcom_uid_key(text: str) -> str:
+    from .. import gedcom_uid
+
+    return str(gedcom_uid.GedcomUid.parse(text))
+
+
+def _ark_only_key(text: str) -> str:
+    return ark_key(text).key
+
+
+_CANONICAL: Final[dict[str, Callable[[str], str]]] = {
+    "ark": _ark_only_key,
+    "xarkid": _xarkid_key,
+    "tid": _tid_key,
+    "gedcom-uid": _gedcom_uid_key,
+    "llid": llid_key,
+    "uuid": uuid_key,
+}
+
+
+def canonical(kind: str, text: str) -> str:
+    """The canonical key of ``text`` read as ``kind`` (raises the scheme's ParseError, or StoreError for
+    an unknown kind).
+
+    >>> canonical("llid", "AAAAAAAAAAA")
+    'AAAAAAAAAAA'
+    >>> canonical("isbn", "x")
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: unknown id kind (one of ark, xarkid, tid, gedcom-uid, llid, uuid) in 'isbn'
+    """
+    fn = _CANONICAL.get(kind)
+    if fn is None:
+        raise StoreError(f"unknown id kind (one of {', '.join(_CANONICAL)})", text=kind)
+    return fn(text)
+
+
+def readings(text: str) -> list[tuple[str, str]]:
+    """Every ``(kind, key)`` that ``text`` can be read as (kinds whose module is missing are skipped).
+
+    >>> readings("0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f")
+    [('uuid', '0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f')]
+    """
+    out: list[tuple[str, str]] = []
+    for kind, fn in _CANONICAL.items():
+        try:
+            out.append((kind, fn(text)))
+        except (ParseError, ImportError):
+            continue
+    return out
+
+
+def check_naan(naan: str) -> str:
+    """A NAAN is a non-empty string of betanumeric characters (draft-kunze-ark-40 §2.3); kept a string.
+
+    >>> check_naan("12345")
+    '12345'
+    >>> check_naan("12 45")
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.ArkError: NAAN must be betanumeric (0-9 and bcdfghjkmnpqrstvwxz) in '12 45' at position 3
+    """
+    if not naan:
+        raise ArkError("empty NAAN", text=naan)
+    bad = first_bad_char(naan, BETANUMERIC)
+    if bad is not None:
+        raise ArkError("NAAN must be betanumeric (0-9 and bcdfghjkmnpqrstvwxz)", text=naan, position=bad)
+    return naan
+
+
+def check_shoulder(shoulder: str) -> str:
+    """A shoulder is a non-empty betanumeric string (draft-kunze-ark-40 §2.4.1).
+
+    >>> check_shoulder("fk4")
+    'fk4'
+    """
+    if not shoulder:
+        raise ArkError("empty shoulder", text=shoulder)
+    bad = first_bad_char(shoulder, BETANUMERIC)
+    if bad is not None:
+        raise ArkError("shoulder must be betanumeric", text=shoulder, position=bad)
+    return shoulder
+
+
+def template_prefix(template: str) -> str:
+    """Check a NOID template with ``pidkit.noid`` and return its prefix (the shoulder it mints on)."""
+    from .. import noid
+
+    return str(noid.Template.parse(template).prefix)
+
+
+def make_minter(template: str, naan: str, seed: int) -> IdMaker:
+    """The NOID minter for a stored minter state (the one place the store builds ids)."""
+    from .. import noid
+
+    minter: IdMaker = noid.Minter(noid.Template.parse(template), naan, seed=seed)
+    return minter

@@ -1,0 +1,92 @@
+"""The store at scale: PostgreSQL through psycopg 3 and a :class:`psycopg_pool.ConnectionPool`.
+
+Every operation borrows a pooled connection for one transaction.  Migrations take
+``pg_advisory_xact_lock`` so several processes can start at once; minting locks the minter's row
+(``UPDATE … RETURNING``), checks candidates with ``= ANY(array)`` and records them with ``COPY`` in
+the same transaction.  Pool size: ``$PIDKIT_PG_POOL_MAX`` (default 10).  A schema other than
+``public`` is chosen the libpq way: ``postgresql://…/db?options=-csearch_path%3Dmyschema``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Final
+
+from ..errors import StoreError
+from .sql import Cursor, SqlStore
+
+try:
+    import psycopg
+    import psycopg.errors
+    from psycopg_pool import ConnectionPool
+except ImportError:  # pragma: no cover - the postgres extra is not installed
+    psycopg = None  # type: ignore[assignment]
+
+#: Advisory lock key serializing schema migrations ("pidkit" in ASCII).
+MIGRATION_LOCK: Final = 0x706964_6B6974
+_DEFAULT_POOL_MAX: Final = 10
+
+
+class PostgresStore(SqlStore):
+    """A store in a PostgreSQL database (``postgresql://`` URL)."""
+
+    def __init__(self, url: str, *, max_size: int | None = None) -> None:
+        if psycopg is None:  # pragma: no cover
+            raise StoreError("PostgreSQL needs the postgres extra: pip install 'pidkit[postgres]'")
+        super().__init__()
+        self._unique_errors = (psycopg.errors.UniqueViolation,)
+        self._queries: dict[str, str] = {}
+        size = max_size or int(os.environ.get("PIDKIT_PG_POOL_MAX", _DEFAULT_POOL_MAX))
+        self._pool: ConnectionPool[Any] = ConnectionPool(
+            url, min_size=1, max_size=size, open=False, name="pidkit"
+        )
+        try:
+            self._pool.open(wait=True, timeout=30)
+            self._migrate()
+        except psycopg.Error as exc:
+            self._pool.close()
+            raise StoreError(f"cannot use PostgreSQL: {exc}") from None
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"PostgresStore(<{self._pool.name}>)"
+
+    def close(self) -> None:
+        """Close the pool."""
+        self._pool.close()
+
+    def _q(self, sql: str) -> str:
+        query = self._queries.get(sql)
+        if query is None:
+            query = self._queries[sql] = sql.replace("?", "%s")
+        return query
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Cursor]:
+        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            yield cur
+
+    def _lock_migrations(self, cur: Cursor) -> None:
+        self._exec(cur, "SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+
+    def _taken(self, cur: Cursor, naan: str, ids: Sequence[str]) -> set[str]:
+        prefix = f"ark:{naan}/"
+        blades = list(ids)
+        self._exec(
+            cur,
+            "SELECT id FROM minted WHERE naan = ? AND id = ANY(?) "
+            "UNION ALL SELECT id FROM holds WHERE naan = ? AND id = ANY(?) "
+            "UNION ALL SELECT substr(key, ?) FROM bindings WHERE kind = 'ark' AND key = ANY(?)",
+            (naan, blades, naan, blades, len(prefix) + 1, [prefix + b for b in blades]),
+        )
+        return {row[0] for row in cur.fetchall()}
+
+    def _insert_minted(self, cur: Cursor, rows: Sequence[tuple[str, str, str, int, str]]) -> None:
+        if isinstance(cur, psycopg.Cursor):
+            with cur.copy("COPY minted (naan, id, minter, position, minted_at) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
