@@ -10,6 +10,7 @@ in exactly one place.  The imports are lazy: the store module loads without them
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -95,8 +96,7 @@ def _tid_key(text: str) -> str:
 
 
 def _gedcom_uid_key(text: str) -> str:
-    from .. import gedcom_uid
-
+    gedcom_uid = importlib.import_module("pidkit.gedcom_uid")
     return str(gedcom_uid.GedcomUid.parse(text))
 
 
