@@ -119,6 +119,10 @@ def _parse_guid_text(text: str, *, check_shape: bool) -> int:
         start, stop = 1, n - 1
     elif text.endswith("}"):
         raise XarkIdError("'}' without an opening '{'", text=text, position=n)
+    elif n in (34, 38):
+        raise XarkIdError(
+            f"a {n}-character GUID is braced: expected '{{', found {text[0]!r}", text=text, position=1
+        )
     body_len = stop - start
     if body_len not in (32, 36):
         raise XarkIdError(
