@@ -111,9 +111,7 @@ DIGIT_RADIX: Final[dict[str, int]] = {"d": 10, "e": _R}
 CHECK_MASK_CHAR: Final = "k"
 #: Characters allowed in a template prefix: those an ARK Name may use without reserved meaning
 #: (draft-kunze-ark-40 §3.1: letters, digits and ``= ~ * + @ _ $``).
-PREFIX_CHARS: Final = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789=~*+@_$"
-)
+PREFIX_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789=~*+@_$")
 _MAX_TEMPLATE: Final = 256
 
 Generator = Literal["r", "s", "z"]
