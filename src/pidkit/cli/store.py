@@ -1,9 +1,349 @@
-"""``pidkit`` commands: store (being written)."""
+"""``pidkit naan | minter | mint | hold | bind | fetch | tombstone | export | import | apikey``: the store.
+
+Every command takes ``--db URL`` (default ``$PIDKIT_DATABASE_URL``, else ``sqlite:///pidkit.db``).
+
+>>> from pidkit.cli.main import main
+>>> main(["naan", "add", "99999", "--name", "test", "--db", "sqlite:///:memory:"])
+99999	test	-
+0
+"""
 
 from __future__ import annotations
 
-from ._common import Subparsers
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..store import Erc, ImportRejectedError, Store, open_store
+from ._common import EXIT_INVALID, EXIT_OK, CliError, Subparsers, add_db_option, error_line
+
+#: Show a progress bar (on a terminal) when minting at least this many ids.
+PROGRESS_FROM = 10_000
+MAX_MINT = 100_000_000
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= n <= MAX_MINT:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_MINT:,}: {n}")
+    return n
+
+
+def _seed(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= n < 2**63:
+        raise argparse.ArgumentTypeError(f"seed must be 0 to 2**63-1: {n}")
+    return n
 
 
 def register(sub: Subparsers) -> None:
-    """Add this module's commands to ``sub``."""
+    """Add the store commands to ``sub``."""
+    naan = sub.add_parser("naan", help="NAANs and their shoulders", description="Manage NAANs in the store.")
+    naan_sub = naan.add_subparsers(dest="naan_command", metavar="ACTION", required=True)
+    p = naan_sub.add_parser("add", help="register a NAAN", description="Register a NAAN (kept as a string).")
+    p.add_argument("naan", metavar="NAAN")
+    p.add_argument("--name", default="", help="the organization's name")
+    p.add_argument(
+        "--shoulder", action="append", default=[], metavar="SHOULDER", help="a shoulder (repeatable)"
+    )
+    add_db_option(p)
+    p.set_defaults(func=cmd_naan_add)
+    p = naan_sub.add_parser("list", help="list NAANs", description="List NAANs: NAAN, name, shoulders.")
+    add_db_option(p)
+    p.set_defaults(func=cmd_naan_list)
+
+    minter = sub.add_parser("minter", help="NOID minters", description="Manage named NOID minters.")
+    minter_sub = minter.add_subparsers(dest="minter_command", metavar="ACTION", required=True)
+    p = minter_sub.add_parser(
+        "create",
+        help="create a minter",
+        description="Create a named minter on a registered NAAN from a NOID template (e.g. fk4.reedeedk).",
+    )
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--naan", required=True)
+    p.add_argument("--template", required=True, help="NOID template, e.g. fk4.reedeedk")
+    p.add_argument("--seed", type=_seed, default=None, help="permutation seed (default: random)")
+    add_db_option(p)
+    p.set_defaults(func=cmd_minter_create)
+    p = minter_sub.add_parser(
+        "list", help="list minters", description="List minters: name, NAAN, template, seed, counter."
+    )
+    add_db_option(p)
+    p.set_defaults(func=cmd_minter_list)
+
+    p = sub.add_parser(
+        "mint",
+        help="mint ARKs",
+        description="Mint N new ARKs from a minter, one per line (ark:NAAN/id). Each batch is committed "
+        "before it is printed; an id is never minted twice.",
+    )
+    p.add_argument("minter", metavar="MINTER")
+    p.add_argument("-n", type=_count, default=1, metavar="N", help="how many (default 1)")
+    p.add_argument("--batch", type=_count, default=10_000, metavar="N", help="ids per transaction")
+    add_db_option(p)
+    p.set_defaults(func=cmd_mint)
+
+    p = sub.add_parser("hold", help="hold ids so they are never minted", description="Hold ids.")
+    p.add_argument("minter", metavar="MINTER", help="a minter name or a NAAN")
+    p.add_argument("ids", nargs="+", metavar="ID", help="a blade (fk4x8d9m2q) or an ARK")
+    add_db_option(p)
+    p.set_defaults(func=cmd_hold)
+
+    p = sub.add_parser(
+        "bind",
+        help="bind an ARK to a target URL",
+        description="Create or update the binding of an ARK (stored normalized) to an http(s) target, "
+        "with ERC metadata (who/what/when/where) and a commitment statement (erc-support).",
+    )
+    p.add_argument("ark", metavar="ARK")
+    p.add_argument("target", metavar="TARGET", nargs="?", default=None, help="http or https URL")
+    for element in ("who", "what", "when", "where"):
+        p.add_argument(f"--{element}", default="", help=f"ERC {element} of the object")
+    p.add_argument("--commitment", default="", help="the commitment (erc-support what)")
+    for element in ("who", "when", "where"):
+        p.add_argument(f"--support-{element}", default="", help=f"erc-support {element}")
+    p.add_argument("--passthrough", action="store_true", help="allow suffix passthrough")
+    p.add_argument("--reserved", action="store_true", help="reserve (no redirect yet); TARGET optional")
+    add_db_option(p)
+    p.set_defaults(func=cmd_bind)
+
+    p = sub.add_parser(
+        "fetch", help="show a binding", description="Show the ERC record of an ARK as ANVL (or JSON)."
+    )
+    p.add_argument("ark", metavar="ARK")
+    p.add_argument("--json", action="store_true", help="the whole binding as JSON")
+    add_db_option(p)
+    p.set_defaults(func=cmd_fetch)
+
+    p = sub.add_parser(
+        "tombstone",
+        help="withdraw an ARK for good",
+        description="Tombstone an ARK: it stops resolving, is never rebound and never minted again.",
+    )
+    p.add_argument("ark", metavar="ARK")
+    p.add_argument("--reason", required=True)
+    add_db_option(p)
+    p.set_defaults(func=cmd_tombstone)
+
+    p = sub.add_parser("export", help="export bindings (JSON Lines)", description="Export every binding.")
+    p.add_argument("-o", "--output", metavar="FILE", default=None, help="write to FILE (default stdout)")
+    add_db_option(p)
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "import",
+        help="import bindings (JSON Lines)",
+        description="Import bindings written by export, all or nothing: any bad line is reported with its "
+        "number and nothing is written.",
+    )
+    p.add_argument("file", metavar="FILE", help="a JSON Lines file, or - for standard input")
+    add_db_option(p)
+    p.set_defaults(func=cmd_import)
+
+    apikey = sub.add_parser("apikey", help="API keys for the server", description="Manage API keys.")
+    key_sub = apikey.add_subparsers(dest="apikey_command", metavar="ACTION", required=True)
+    p = key_sub.add_parser(
+        "create", help="create a key", description="Create an API key; the secret is printed once."
+    )
+    p.add_argument("--naan", required=True)
+    p.add_argument("--shoulder", default=None, help="limit the key to one shoulder")
+    p.add_argument("--label", default="")
+    add_db_option(p)
+    p.set_defaults(func=cmd_apikey_create)
+    p = key_sub.add_parser("list", help="list keys", description="List API keys (never their secrets).")
+    add_db_option(p)
+    p.set_defaults(func=cmd_apikey_list)
+    p = key_sub.add_parser("revoke", help="revoke a key", description="Revoke an API key.")
+    p.add_argument("key_id", metavar="KEYID")
+    add_db_option(p)
+    p.set_defaults(func=cmd_apikey_revoke)
+
+
+@contextmanager
+def _store(args: argparse.Namespace) -> Iterator[Store]:
+    store = open_store(args.db)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+
+
+def cmd_naan_add(args: argparse.Namespace) -> int:
+    """``pidkit naan add``."""
+    with _store(args) as store:
+        n = store.add_naan(args.naan, args.name, shoulders=args.shoulder)
+    _out(f"{n.naan}\t{n.name}\t{','.join(n.shoulders) or '-'}")
+    return EXIT_OK
+
+
+def cmd_naan_list(args: argparse.Namespace) -> int:
+    """``pidkit naan list``."""
+    with _store(args) as store:
+        for n in store.list_naans():
+            _out(f"{n.naan}\t{n.name}\t{','.join(n.shoulders) or '-'}")
+    return EXIT_OK
+
+
+def cmd_minter_create(args: argparse.Namespace) -> int:
+    """``pidkit minter create``."""
+    with _store(args) as store:
+        m = store.create_minter(args.name, naan=args.naan, template=args.template, seed=args.seed)
+    _out(f"{m.name}\t{m.naan}\t{m.template}\t{m.seed}\t{m.counter}")
+    return EXIT_OK
+
+
+def cmd_minter_list(args: argparse.Namespace) -> int:
+    """``pidkit minter list``."""
+    with _store(args) as store:
+        for m in store.list_minters():
+            _out(f"{m.name}\t{m.naan}\t{m.template}\t{m.seed}\t{m.counter}")
+    return EXIT_OK
+
+
+def cmd_mint(args: argparse.Namespace) -> int:
+    """``pidkit mint``: print each batch once it is committed."""
+    n: int = args.n
+    with _store(args) as store:
+        batches = store.mint_batches(args.minter, n, batch_size=args.batch)
+        if n >= PROGRESS_FROM and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress
+
+            with Progress(console=Console(stderr=True), transient=True) as progress:
+                task = progress.add_task("minting", total=n)
+                for batch in batches:
+                    sys.stdout.write("\n".join(batch) + "\n")
+                    progress.advance(task, len(batch))
+        else:
+            for batch in batches:
+                sys.stdout.write("\n".join(batch) + "\n")
+    return EXIT_OK
+
+
+def cmd_hold(args: argparse.Namespace) -> int:
+    """``pidkit hold``."""
+    with _store(args) as store:
+        added = store.add_hold(args.minter, *args.ids)
+    print(f"held {added} new of {len(args.ids)}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_bind(args: argparse.Namespace) -> int:
+    """``pidkit bind``."""
+    if args.target is None and not args.reserved:
+        raise CliError("bind needs a TARGET URL (or --reserved)", 2)
+    erc = Erc(args.who, args.what, args.when, args.where)
+    support = Erc(args.support_who, args.commitment, args.support_when, args.support_where)
+    with _store(args) as store:
+        b = store.bind(
+            args.ark,
+            args.target,
+            erc=erc,
+            support=support,
+            passthrough=args.passthrough,
+            status="reserved" if args.reserved else "public",
+        )
+    _out(f"{b.key}\t{b.status}\t{b.target or '-'}")
+    return EXIT_OK
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    """``pidkit fetch``: the ERC record (ANVL) or the binding (JSON)."""
+    with _store(args) as store:
+        b = store.get_binding(args.ark)
+    if b is None:
+        raise CliError(f"no binding for {args.ark!r}")
+    if args.json:
+        _out(json.dumps(b.to_dict(), ensure_ascii=False))
+    else:
+        _out(b.to_anvl())
+    return EXIT_OK
+
+
+def cmd_tombstone(args: argparse.Namespace) -> int:
+    """``pidkit tombstone``."""
+    with _store(args) as store:
+        b = store.tombstone(args.ark, args.reason)
+    _out(f"{b.key}\t{b.status}\t{b.tombstone_reason}")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``pidkit export``: to stdout, or atomically to a file (temp file + ``os.replace``)."""
+    with _store(args) as store:
+        if args.output is None:
+            count = store.export_jsonl(sys.stdout)
+        else:
+            target = Path(args.output)
+            fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fp:
+                    count = store.export_jsonl(fp)
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+    print(f"exported {count} bindings", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """``pidkit import``: all or nothing; every bad line is reported with its number."""
+    with _store(args) as store:
+        try:
+            if args.file == "-":
+                report = store.import_jsonl(sys.stdin)
+            else:
+                with open(args.file, encoding="utf-8") as fp:
+                    report = store.import_jsonl(fp)
+        except ImportRejectedError as exc:
+            for line, message in exc.problems:
+                error_line(f"{args.file}: line {line}: {message}")
+            error_line(f"{args.file}: nothing imported ({len(exc.problems)} bad lines)")
+            return EXIT_INVALID
+    summary = f"imported {report.written} bindings ({report.created} new, {report.updated} updated)"
+    print(summary, file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_apikey_create(args: argparse.Namespace) -> int:
+    """``pidkit apikey create``: the secret goes to stdout, once."""
+    with _store(args) as store:
+        key, secret = store.create_api_key(args.naan, args.shoulder, label=args.label)
+    _out(secret)
+    scope = f"{key.naan}/{key.shoulder or '*'}"
+    print(f"key {key.key_id} for {scope}: keep the secret now, it is not shown again", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_apikey_list(args: argparse.Namespace) -> int:
+    """``pidkit apikey list``."""
+    with _store(args) as store:
+        for k in store.list_api_keys():
+            revoked = k.revoked_at.isoformat() if k.revoked_at else "-"
+            created = k.created.isoformat() if k.created else "-"
+            _out(f"{k.key_id}\t{k.naan}\t{k.shoulder or '*'}\t{k.label}\t{created}\t{revoked}")
+    return EXIT_OK
+
+
+def cmd_apikey_revoke(args: argparse.Namespace) -> int:
+    """``pidkit apikey revoke``."""
+    with _store(args) as store:
+        k = store.revoke_api_key(args.key_id)
+    _out(f"{k.key_id}\trevoked")
+    return EXIT_OK
