@@ -69,9 +69,11 @@ _HEX: Final = frozenset("0123456789abcdefABCDEF")
 
 #: §2.3: NAANs are betanumeric (digits and consonants without 'l'); uppercase is accepted because §3.2
 #: step 4 lowercases the NAAN.  Hyphens are accepted everywhere (§3.1: always ignored).
-_NAAN_CHARS: Final = frozenset(BETANUMERIC_VALUE) | frozenset(
-    c.upper() for c in BETANUMERIC_VALUE if c.isalpha()
-) | frozenset(HYPHEN + HYPHEN_LIKE)
+_NAAN_CHARS: Final = (
+    frozenset(BETANUMERIC_VALUE)
+    | frozenset(c.upper() for c in BETANUMERIC_VALUE if c.isalpha())
+    | frozenset(HYPHEN + HYPHEN_LIKE)
+)
 
 #: §1.3 / §4.3: the inflections: "?info" (metadata, must be supported) and the older '?' and '??'.
 INFLECTIONS: Final = ("?info", "??", "?")
@@ -468,7 +470,7 @@ class Ark:
         while name_end < len(rest) and rest[name_end] not in STRUCTURAL:
             name_end += 1
         if not remove_hyphens(rest[name_start:name_end]):
-            raise _fail("no Name after the NAAN", text, rest_at + name_start + 1)
+            raise _fail("no Name after the NAAN", text, rest_at + 1)
 
         self = object.__new__(cls)
         object.__setattr__(self, "_text", text)
