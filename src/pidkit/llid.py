@@ -1,0 +1,402 @@
+"""Library.Link resource ids, and the Versa literate (Markdown) reader that feeds them.
+
+Source: ``seeds/002`` ("From Records to Resources: the Library.Link resource ID generation algorithm") and
+DESIGN.md.  The recipe, for an ordered list of ``[key, value]`` string pairs:
+
+1. serialize as compact JSON exactly as ``json.dumps(pairs, separators=(",", ":"))`` writes it
+   (``ensure_ascii``: every non-ASCII character as lowercase ``\\uXXXX``, astral characters as surrogate
+   pairs, lone surrogates escaped too — so the text is always ASCII);
+2. MurmurHash3 x64-128, seed 0, of that text; keep the least significant 64 bits (``mmh3.hash64(s)[0]``);
+3. write them as a signed 64-bit big-endian integer (8 bytes; two's complement is the same bit pattern);
+4. base64url without padding: 11 characters.
+
+Insertion order is kept (the type pair first), nothing is sorted or Unicode-normalized.
+
+>>> resource_id([["http://bibfra.me/purl/versa/type", "http://schema.org/Person"],
+...              ["http://schema.org/name", "Augusta Ada King"]])
+'xjgOrUFiw_o'
+
+Versa literate Markdown (``# id [Type]`` headers, ``* key: value`` lists, an optional ``# @docheader``
+section with ``@base`` / ``@schema``) is read by :func:`parse_versa`; :func:`resource_ids_from_versa`
+computes one id per resource from the identifying keys you choose.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
+from typing import Any, Final, Literal
+from urllib.parse import urljoin
+
+import mmh3
+
+from .errors import LlidError
+
+__all__ = [
+    "LLID_LENGTH",
+    "VERSA_TYPE",
+    "Property",
+    "Resource",
+    "parse_versa",
+    "resource_id",
+    "resource_ids",
+    "resource_ids_from_versa",
+]
+
+#: seed 002 "Generating the character string hash": 8 bytes in base64url without padding.
+LLID_LENGTH: Final = 11
+#: seed 002: the key of the resource-type pair (Versa vocabulary), always the first pair.
+VERSA_BASE: Final = "http://bibfra.me/purl/versa/"
+VERSA_TYPE: Final = VERSA_BASE + "type"
+
+_PAIR_TYPES: Final = frozenset({list, tuple})
+_pair_types_ok: Final = _PAIR_TYPES.issuperset
+_join_pair: Final = '","'.join
+#: Bytes that ``json.dumps`` would escape inside an ASCII string (C0 controls, ``"`` and ``\\``).
+_JSON_SPECIAL: Final = bytes(range(0x20)) + b'"\\'
+#: base64 -> base64url (RFC 4648 §5).
+_TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
+_hash_bytes: Final = mmh3.hash_bytes
+_b2a: Final = binascii.b2a_base64
+
+
+def _json(pairs: Any) -> bytes:  # Any: callers may pass anything; it is checked here
+    """The reference JSON text of ``pairs`` as ASCII bytes, validating the structure.
+
+    Fast path: build ``[["k","v"],…]`` directly when no string needs escaping; otherwise (or on any
+    doubt) use :func:`json.encoder.encode_basestring_ascii`, the very function ``json.dumps`` uses.
+    """
+    try:
+        if pairs.__class__ in _PAIR_TYPES and _pair_types_ok(map(type, pairs)):
+            text = '[["' + '"],["'.join(map(_join_pair, pairs)) + '"]]'
+            if text.isascii():
+                raw = text.encode()
+                # every '"' is one of ours (4 per pair; none for [], which thus takes the careful path)
+                # and nothing else needs escaping
+                if len(raw) - len(raw.translate(None, _JSON_SPECIAL)) == 4 * len(pairs):
+                    return raw
+    except TypeError:
+        pass  # a non-string somewhere: the careful path names it
+    return _json_careful(pairs)
+
+
+def _json_careful(pairs: object) -> bytes:
+    """Validate ``pairs`` naming the bad pair, and serialize with the json module's own string encoder."""
+    if not isinstance(pairs, (list, tuple)):
+        raise LlidError(f"pairs must be a list of [key, value] pairs, got {type(pairs).__name__}")
+    parts = []
+    for index, pair in enumerate(pairs):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise LlidError(f"pair {index} is not a [key, value] pair: {pair!r:.80}")
+        key, value = pair
+        if not isinstance(key, str):
+            raise LlidError(f"pair {index}: key must be a str, got {type(key).__name__}")
+        if not isinstance(value, str):
+            raise LlidError(f"pair {index}: value must be a str, got {type(value).__name__}")
+        parts.append(f"[{encode_basestring_ascii(key)},{encode_basestring_ascii(value)}]")
+    return ("[" + ",".join(parts) + "]").encode("ascii")
+
+
+def _encode(json_text: bytes) -> str:
+    # hash_bytes = the 128-bit result little-endian: bytes 0..7 are the low 64 bits; reversed = big-endian
+    return _b2a(_hash_bytes(json_text)[7::-1], newline=False)[:LLID_LENGTH].translate(_TO_URLSAFE).decode()
+
+
+def resource_id(pairs: Sequence[Sequence[str]]) -> str:
+    """The Library.Link resource id of ordered ``[key, value]`` pairs (11 base64url characters).
+
+    Byte-identical to ``base64url(int64_be(mmh3.hash64(json.dumps(pairs, separators=(",", ":")))[0]))``
+    without padding, for every list of string pairs.  Keys and values must be ``str``: anything else is an
+    :class:`~pidkit.errors.LlidError` naming the pair index.
+
+    >>> resource_id([["http://bibfra.me/purl/versa/type", "http://schema.org/Person"],
+    ...              ["http://schema.org/name", "Jonathan Bruce Postel"],
+    ...              ["http://schema.org/birthDate", "1943-08-06"],
+    ...              ["http://schema.org/deathDate", "1998-10-16"]])
+    '65IMbTlnlOQ'
+    >>> resource_id([["name", 1]])
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.LlidError: pair 0: value must be a str, got int
+    """
+    return _encode(_json(pairs))
+
+
+def resource_ids(many: Iterable[Sequence[Sequence[str]]]) -> list[str]:
+    """:func:`resource_id` of each list of pairs (bulk: one base64 pass for all of them).
+
+    >>> resource_ids([[["a", "b"]], [["a", "b"]], []])
+    ['yFF3yU8UYM0', 'yFF3yU8UYM0', 'zyUv3NDFd5E']
+    """
+    hb = _hash_bytes
+    # 8 hash bytes + 1 zero byte = 9 bytes = exactly 12 base64 characters, the first 11 of which are the
+    # unpadded encoding of the 8 bytes: so all ids encode in one call and are sliced out afterwards.
+    chunks = [hb(_json(pairs))[7::-1] + b"\0" for pairs in many]
+    text = _b2a(b"".join(chunks), newline=False).translate(_TO_URLSAFE).decode()
+    return [text[i : i + LLID_LENGTH] for i in range(0, len(text), 12)]
+
+
+# --- Versa literate Markdown ---------------------------------------------------------------------------
+
+#: Where a property's value came from: ``<iri>`` (resource), ``"…"``/``'…'`` (text) or bare (unknown).
+ValueKind = Literal["resource", "text", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Property:
+    """One ``* key: value`` line of a resource section, key expanded to a full IRI.
+
+    >>> Property("http://schema.org/name", "Ada", "unknown", 3)
+    Property(key='http://schema.org/name', value='Ada', kind='unknown', line=3, attributes=())
+    """
+
+    key: str
+    value: str
+    kind: ValueKind
+    line: int
+    #: Nested ``* key: value`` items under this property (Versa link attributes), keys expanded.
+    attributes: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One resource section (``# id [Type]``): expanded id and type, properties in document order.
+
+    >>> r = parse_versa("# a [T]\\n* k: v\\n")[0]
+    >>> r.id, r.type, r.get("k")
+    ('a', 'T', ['v'])
+    """
+
+    id: str | None
+    type: str | None
+    properties: tuple[Property, ...]
+    line: int
+
+    def get(self, key: str) -> list[str]:
+        """Every value of the property ``key`` (a full IRI, or the name as written if nothing expanded it).
+
+        >>> parse_versa("# x\\n* k: 1\\n* k: 2\\n")[0].get("k")
+        ['1', '2']
+        """
+        return [p.value for p in self.properties if p.key == key]
+
+
+_HEADER: Final = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*")
+_ITEM: Final = re.compile(r"([ \t]*)[*+-][ \t]+(.*)")
+#: versa ``tools/py/reader/md.py`` RESOURCE_PAT: "ResourceID", "ResourceID [Type]", "[Type]" or "[]".
+_RESOURCE: Final = re.compile(r"([^\s\[\]]+)?\s?(\[([^\s\[\]]*?)\])?")
+#: versa md.py REL_PAT: ``prop: value`` where prop is ``<iri>`` or a name, value ``<iri>``, quoted or bare.
+_REL: Final = re.compile(r"""(?:<(.+)>|([@\-_\w#/]+)):\s*(?:<(.+)>|"(.*)"|'(.*)'|(.*))""", re.DOTALL)
+_ABBR: Final = re.compile(r"@([\-_\w]+)([#/@])(.+)", re.DOTALL)
+_COMMENT: Final = re.compile(r"<!--.*?-->", re.DOTALL)
+
+#: @docheader keys (top level or inside ``@iri``/``@uri``) and what they set.
+_BASE_KEYS: Final = frozenset({"@base"})
+_SCHEMA_KEYS: Final = frozenset({"@schema", "@property", "@property-base", "@prop-base"})
+_TYPE_BASE_KEYS: Final = frozenset({"@resource-type", "@resource-type-base"})
+_IRI_SECTION_KEYS: Final = frozenset({"@iri", "@uri"})
+_IGNORED_HEADER_KEYS: Final = frozenset({"@document", "@language", "@interpretations"})
+
+
+@dataclass
+class _Item:
+    line: int
+    indent: int
+    text: str
+
+
+@dataclass
+class _Context:
+    base: str | None = None
+    schema: str | None = None
+    type_base: str | None = None
+    abbreviations: dict[str, str] | None = None
+
+    def absolutize(self, ref: str, base: str | None) -> str:
+        """RFC 3986 §5.2 reference resolution (as versa's ``iri.absolutize``); no base: unchanged."""
+        return urljoin(base, ref) if base else ref
+
+    def expand(self, name: str, base: str | None, line: int) -> str:
+        """A property name or value: ``<iri>``, ``@abbr/rest`` / ``@abbr#rest``, or relative to ``base``."""
+        if name.startswith("<") and name.endswith(">"):
+            return self.absolutize(name[1:-1].strip(), base)
+        m = _ABBR.fullmatch(name)
+        if m is not None:
+            prefix = (self.abbreviations or {}).get(m.group(1))
+            if prefix is None:
+                raise LlidError(f"unknown IRI abbreviation @{m.group(1)}", text=name, line=line)
+            return prefix + m.group(2) + m.group(3)
+        return self.absolutize(name, base)
+
+
+def _strip_comments(text: str) -> str:
+    """Blank out ``<!-- … -->`` comments, keeping line numbers."""
+    return _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+
+
+def _split_rel(item: _Item) -> tuple[str, str, ValueKind]:
+    m = _REL.fullmatch(item.text.strip())
+    if m is None:
+        raise LlidError("expected '* key: value'", text=item.text.strip(), line=item.line)
+    prop = m.group(1) if m.group(1) is not None else m.group(2)
+    prop = f"<{prop.strip()}>" if m.group(1) is not None else prop.strip()
+    if m.group(3) is not None:
+        return prop, m.group(3).strip(), "resource"
+    if m.group(4) is not None:
+        return prop, m.group(4), "text"
+    if m.group(5) is not None:
+        return prop, m.group(5), "text"
+    return prop, (m.group(6) or "").strip(), "unknown"
+
+
+def _sections(text: str) -> list[tuple[int, str, list[_Item]]]:
+    """(line, header text, list items) per header; list items before any header are an error."""
+    sections: list[tuple[int, str, list[_Item]]] = []
+    for lineno, line in enumerate(_strip_comments(text).splitlines(), 1):
+        header = _HEADER.fullmatch(line)
+        if header is not None:
+            sections.append((lineno, header.group(2), []))
+            continue
+        item = _ITEM.fullmatch(line)
+        if item is None:
+            continue  # prose, blank lines, anything that is not a list item
+        if not sections:
+            raise LlidError("list item before any '# resource' header", text=line, line=lineno)
+        indent = len(item.group(1).expandtabs(4))
+        sections[-1][2].append(_Item(lineno, indent, item.group(2)))
+    return sections
+
+
+def _nest(items: list[_Item]) -> list[tuple[_Item, list[_Item]]]:
+    """Top-level items with the more-indented items under each."""
+    out: list[tuple[_Item, list[_Item]]] = []
+    for item in items:
+        if out and item.indent > out[-1][0].indent:
+            out[-1][1].append(item)
+        else:
+            out.append((item, []))
+    return out
+
+
+def _read_docheader(items: list[_Item], ctx: _Context) -> None:
+    abbreviations: dict[str, str] = {}
+    for item, children in _nest(items):
+        key, value, _ = _split_rel(item)
+        if key in _IRI_SECTION_KEYS:
+            entries = [(child, *_split_rel(child)[:2]) for child in children]
+        else:
+            entries = [(item, key, value)]
+        for entry, k, v in entries:
+            if k in _BASE_KEYS:
+                ctx.base = v
+            elif k in _SCHEMA_KEYS:
+                ctx.schema = v
+            elif k in _TYPE_BASE_KEYS:
+                ctx.type_base = v
+            elif k in _IGNORED_HEADER_KEYS:
+                pass
+            elif k.startswith("@"):
+                raise LlidError(f"unknown @docheader key {k}", text=entry.text.strip(), line=entry.line)
+            else:
+                abbreviations[k] = v
+    ctx.abbreviations = abbreviations
+
+
+def parse_versa(text: str) -> list[Resource]:
+    """Read Versa literate Markdown: one :class:`Resource` per ``#``/``##``/``###`` header.
+
+    * ``# @docheader`` (optional): ``* @base: IRI`` (resource ids), ``* @schema: IRI`` (property names and,
+      unless ``@resource-type`` is given, types; ``@property``, ``@property-base`` and ``@prop-base`` are
+      older spellings), ``* @resource-type: IRI``; these may also sit nested under ``* @iri:``, where any
+      other ``* abbr: IRI`` defines an abbreviation used as ``@abbr/rest`` or ``@abbr#rest``.
+    * ``# id [Type]``, ``# id``, ``# [Type]`` or ``# []``: a resource; id resolved against ``@base``, type
+      against ``@resource-type`` or ``@schema`` (RFC 3986 §5.2, as versa's reader).
+    * ``* key: value``: a property in document order; ``<iri>`` values are resolved like ids, ``"…"`` or
+      ``'…'`` values are text with the quotes removed, other values are taken stripped; nested list items
+      are the property's attributes.  ``<!-- … -->`` comments and prose are ignored.
+
+    Errors are :class:`~pidkit.errors.LlidError` naming the line.
+
+    >>> doc = '''# @docheader
+    ... * @schema: http://schema.org/
+    ...
+    ... # jon-postel [Person]
+    ... * name: Jonathan Bruce Postel
+    ... * birthDate: 1943-08-06
+    ... '''
+    >>> r = parse_versa(doc)[0]
+    >>> r.id, r.type, r.get("http://schema.org/birthDate")
+    ('jon-postel', 'http://schema.org/Person', ['1943-08-06'])
+    """
+    ctx = _Context()
+    sections = _sections(text)
+    for _, header, items in sections:
+        if header == "@docheader":
+            _read_docheader(items, ctx)
+    type_base = ctx.type_base or ctx.schema
+    resources: list[Resource] = []
+    for lineno, header, items in sections:
+        if header == "@docheader":
+            continue
+        m = _RESOURCE.fullmatch(header)
+        if m is None:
+            raise LlidError("expected '# id', '# id [Type]', '# [Type]' or '# []'", text=header, line=lineno)
+        rid = ctx.absolutize(m.group(1), ctx.base) if m.group(1) else None
+        rtype = ctx.expand(m.group(3), type_base, lineno) if m.group(3) else None
+        props = []
+        for item, children in _nest(items):
+            key, value, kind = _split_rel(item)
+            attrs = tuple(
+                (
+                    ctx.expand(k, ctx.schema, child.line),
+                    ctx.expand(v, ctx.base, child.line) if vk == "resource" else v,
+                )
+                for child in children
+                for k, v, vk in [_split_rel(child)]
+            )
+            if kind == "resource":
+                value = ctx.expand(f"<{value}>", ctx.base, item.line)
+            props.append(Property(ctx.expand(key, ctx.schema, item.line), value, kind, item.line, attrs))
+        resources.append(Resource(rid, rtype, tuple(props), lineno))
+    return resources
+
+
+def resource_ids_from_versa(text: str, keys: Sequence[str]) -> list[tuple[str, str]]:
+    """``(resource id as written/resolved, Library.Link id)`` for each resource of a Versa document.
+
+    The pairs hashed are the type pair first (``[VERSA_TYPE, type]``, if the resource has a type), then
+    every property whose key is one of ``keys`` **in the document's order** (so the same document always
+    gives the same id, whatever order ``keys`` come in; a key given twice in the document gives two pairs).
+    ``keys`` are expanded like property names (``name`` with ``@schema: http://schema.org/`` is
+    ``http://schema.org/name``); full IRIs work too.  Anonymous resources get ``""`` as their id.
+
+    >>> doc = '''# @docheader
+    ... * @schema: http://schema.org/
+    ...
+    ... # jon-postel [Person]
+    ... * name: Jonathan Bruce Postel
+    ... * birthDate: 1943-08-06
+    ... * deathDate: 1998-10-16
+    ... * gender: male
+    ... '''
+    >>> resource_ids_from_versa(doc, keys=["name", "birthDate", "deathDate"])
+    [('jon-postel', '65IMbTlnlOQ')]
+    >>> resource_ids_from_versa(doc, keys=["birthDate", "name"])
+    [('jon-postel', '-7hP9d_Xo8M')]
+    """
+    if isinstance(keys, str):
+        raise LlidError("keys must be a list of property names, not one string", text=keys)
+    ctx = _Context()
+    for _, header, items in _sections(text):
+        if header == "@docheader":
+            _read_docheader(items, ctx)
+    wanted = {ctx.expand(k, ctx.schema, 0) for k in keys}
+    out = []
+    for res in parse_versa(text):
+        pairs = [[VERSA_TYPE, res.type]] if res.type is not None else []
+        pairs += [[p.key, p.value] for p in res.properties if p.key in wanted]
+        out.append((res.id or "", resource_id(pairs)))
+    return out
