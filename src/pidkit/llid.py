@@ -52,7 +52,7 @@ LLID_LENGTH: Final = 11
 VERSA_BASE: Final = "http://bibfra.me/purl/versa/"
 VERSA_TYPE: Final = VERSA_BASE + "type"
 
-_PAIR_TYPES: Final = frozenset({list, tuple})
+_PAIR_TYPES: Final[frozenset[type]] = frozenset({list, tuple})
 _pair_types_ok: Final = _PAIR_TYPES.issuperset
 _join_pair: Final = '","'.join
 #: Bytes that ``json.dumps`` would escape inside an ASCII string (C0 controls, ``"`` and ``\\``).
@@ -70,7 +70,7 @@ def _json(pairs: Any) -> bytes:  # Any: callers may pass anything; it is checked
     doubt) use :func:`json.encoder.encode_basestring_ascii`, the very function ``json.dumps`` uses.
     """
     try:
-        if pairs.__class__ in _PAIR_TYPES and _pair_types_ok(map(type, pairs)):
+        if isinstance(pairs, (list, tuple)) and _pair_types_ok(map(type, pairs)):
             text = '[["' + '"],["'.join(map(_join_pair, pairs)) + '"]]'
             if text.isascii():
                 raw = text.encode()
