@@ -134,8 +134,8 @@ def canonical(kind: str, text: str) -> str:
 def readings(text: str) -> list[tuple[str, str]]:
     """Every ``(kind, key)`` that ``text`` can be read as (kinds whose module is missing are skipped).
 
-    >>> readings("0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f")
-    [('uuid', '0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f')]
+    >>> ("llid", "AAECAwQFBgc") in readings("AAECAwQFBgc")
+    True
     """
     out: list[tuple[str, str]] = []
     for kind, fn in _CANONICAL.items():

@@ -1,0 +1,593 @@
+"""The store: one suite run against SQLite and PostgreSQL (set PIDKIT_TEST_POSTGRES_URL for the second)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pidkit.errors import (
+    ArkError,
+    ConflictError,
+    ExhaustedError,
+    NoidError,
+    NotFoundError,
+    StoreError,
+)
+from pidkit.noid import Minter
+from pidkit.store import Erc, ImportRejectedError, Store, open_store
+from pidkit.store.migrations import load as load_migrations
+from pidkit.store.sql import SqlStore
+
+NAAN = "99999"
+TEMPLATE = "fk4.reedeedk"
+LATEST = max(m.version for m in load_migrations())
+
+Factory = Callable[[], tuple[str, Store]]
+
+
+def _pg_schema_url(base: str, schema: str) -> str:
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], str]]:
+    """A function giving fresh, empty store URLs on one backend (a file in tmp_path / a new schema)."""
+    made: list[str] = []
+    if request.param == "sqlite":
+
+        def new_url() -> str:
+            path = tmp_path / f"store{len(made)}.db"
+            made.append(str(path))
+            return f"sqlite:///{path}"
+
+        yield new_url
+        return
+    base: str = request.getfixturevalue("postgres_url")
+    import psycopg
+
+    def new_pg_url() -> str:
+        schema = f"pidkit_test_{secrets.token_hex(6)}"
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        made.append(schema)
+        return _pg_schema_url(base, schema)
+
+    yield new_pg_url
+    with psycopg.connect(base, autocommit=True) as conn:
+        for schema in made:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture
+def url(backend: Callable[[], str]) -> str:
+    return backend()
+
+
+@pytest.fixture
+def store(url: str) -> Iterator[Store]:
+    s = open_store(url)
+    s.add_naan(NAAN, "Test", shoulders=["fk4"])
+    yield s
+    s.close()
+
+
+def _raw(store: Store, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Read the database directly (test-only peek under the interface)."""
+    assert isinstance(store, SqlStore)
+    with store._transaction(write=False) as cur:
+        store._exec(cur, sql, params)
+        return [tuple(r) for r in cur.fetchall()]
+
+
+# -- migrations --------------------------------------------------------------------------------------
+
+
+def test_fresh_store_is_at_latest_schema(url: str) -> None:
+    with open_store(url) as s:
+        assert s.schema_version() == LATEST
+        rows = _raw(s, "SELECT version FROM schema_version ORDER BY version")
+    assert [r[0] for r in rows] == list(range(1, LATEST + 1))
+
+
+def test_reopen_keeps_data_and_does_not_migrate_again(url: str) -> None:
+    with open_store(url) as s:
+        s.add_naan("12345", "Kept")
+    with open_store(url) as s:
+        assert s.schema_version() == LATEST
+        assert s.get_naan("12345").name == "Kept"
+        assert len(_raw(s, "SELECT version FROM schema_version")) == LATEST
+
+
+def test_bad_url() -> None:
+    with pytest.raises(StoreError, match="unsupported store URL"):
+        open_store("mysql://localhost/x")
+
+
+# -- NAANs and minters -------------------------------------------------------------------------------
+
+
+def test_naans(store: Store) -> None:
+    store.add_naan("12345", "Other")
+    store.add_shoulder("12345", "b5")
+    assert [n.naan for n in store.list_naans()] == ["12345", NAAN]
+    assert store.get_naan("12345").shoulders == ("b5",)
+    assert store.get_naan(NAAN).shoulders == ("fk4",)
+    with pytest.raises(ConflictError):
+        store.add_naan(NAAN)
+    with pytest.raises(NotFoundError):
+        store.get_naan("00000")
+    with pytest.raises(ArkError):
+        store.add_naan("12 45")
+
+
+def test_naan_stays_a_string(store: Store) -> None:
+    store.add_naan("01234")
+    assert store.get_naan("01234").naan == "01234"
+
+
+def test_create_minter(store: Store) -> None:
+    m = store.create_minter("m1", naan=NAAN, template="b5.sdd", seed=42)
+    assert (m.name, m.naan, m.template, m.seed, m.counter) == ("m1", NAAN, "b5.sdd", 42, 0)
+    assert store.get_minter("m1") == m
+    assert "b5" in store.get_naan(NAAN).shoulders  # the template's prefix becomes a shoulder
+    assert [x.name for x in store.list_minters()] == ["m1"]
+    random_seed = store.create_minter("m2", naan=NAAN, template=TEMPLATE)
+    assert random_seed.seed >= 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        pytest.param({"naan": NAAN, "template": "bad"}, NoidError, id="bad-template"),
+        pytest.param({"naan": "00000", "template": TEMPLATE}, NotFoundError, id="unknown-naan"),
+    ],
+)
+def test_create_minter_refused(store: Store, kwargs: dict[str, str], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        store.create_minter("m", **kwargs)  # type: ignore[arg-type]
+
+
+def test_duplicate_minter_name(store: Store) -> None:
+    store.create_minter("m", naan=NAAN, template=TEMPLATE)
+    with pytest.raises(ConflictError):
+        store.create_minter("m", naan=NAAN, template=TEMPLATE)
+
+
+# -- minting -----------------------------------------------------------------------------------------
+
+
+def test_mint_follows_the_minter_and_records(store: Store) -> None:
+    store.create_minter("m", naan=NAAN, template=TEMPLATE, seed=7)
+    reference = Minter(TEMPLATE, NAAN, seed=7)
+    expected = [f"ark:{NAAN}/{reference.mint_at(i)}" for i in range(25)]
+    got = store.mint("m", 10) + store.mint("m", 15, batch_size=4)
+    assert got == expected
+    assert store.get_minter("m").counter == 25
+    assert store.minted_count("m") == 25
+    assert store.minted_count() == 25
+
+
+def test_mint_unknown_minter(store: Store) -> None:
+    with pytest.raises(NotFoundError):
+        store.mint("nope", 1)
+
+
+def test_holds_are_skipped(store: Store) -> None:
+    store.create_minter("m", naan=NAAN, template=TEMPLATE, seed=7)
+    reference = Minter(TEMPLATE, NAAN, seed=7)
+    first, second, third = (reference.mint_at(i) for i in range(3))
+    assert store.add_hold("m", second, f"ark:/{NAAN}/{third}") == 2
+    assert store.add_hold(NAAN, second) == 0  # already held
+    got = store.mint("m", 2)
+    assert got == [f"ark:{NAAN}/{first}", f"ark:{NAAN}/{reference.mint_at(3)}"]
+    assert store.get_minter("m").counter == 4
+
+
+def test_hold_refuses_other_naan(store: Store) -> None:
+    with pytest.raises(StoreError, match="not under NAAN"):
+        store.add_hold(NAAN, "ark:12345/x")
+    with pytest.raises(NotFoundError):
+        store.add_hold("neither-minter-nor-naan", "x")
+
+
+def test_exhaustion(store: Store) -> None:
+    store.create_minter("small", naan=NAAN, template="b5.sd", seed=1)
+    with pytest.raises(ExhaustedError):
+        store.mint("small", 11)
+    assert store.minted_count("small") == 0  # all or nothing per batch
+    ids = store.mint("small", 10)
+    assert sorted(ids) == [f"ark:{NAAN}/b5{d}" for d in "0123456789"]
+    with pytest.raises(ExhaustedError):
+        store.mint("small", 1)
+    assert store.get_minter("small").counter == 10
+
+
+def test_two_minters_same_state_never_repeat(store: Store) -> None:
+    store.create_minter("a", naan=NAAN, template=TEMPLATE, seed=3)
+    store.create_minter("b", naan=NAAN, template=TEMPLATE, seed=3)
+    a = store.mint("a", 50)
+    b = store.mint("b", 50)
+    assert not set(a) & set(b)
+
+
+def test_tombstoned_and_bound_ids_are_never_minted(store: Store) -> None:
+    store.create_minter("m", naan=NAAN, template=TEMPLATE, seed=11)
+    reference = Minter(TEMPLATE, NAAN, seed=11)
+    ids = [f"ark:{NAAN}/{reference.mint_at(i)}" for i in range(4)]
+    store.tombstone(ids[0], "withdrawn before minting")
+    store.bind(ids[2], "https://example.org/2")
+    assert store.mint("m", 2) == [ids[1], ids[3]]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    template=st.sampled_from(["fk4.reedeedk", "b5.rdddk", "x.sddd", "q.zd", "c.reek"]),
+    seed=st.integers(0, 2**62),
+    n=st.integers(1, 300),
+    batch=st.integers(1, 120),
+)
+def test_property_mint_n_gives_n_distinct(template: str, seed: int, n: int, batch: int) -> None:
+    with open_store("sqlite:///:memory:") as s:
+        s.add_naan(NAAN)
+        s.create_minter("m", naan=NAAN, template=template, seed=seed)
+        ids = s.mint("m", n, batch_size=batch)
+        assert len(ids) == n
+        assert len(set(ids)) == n
+        assert s.minted_count("m") == n
+
+
+# -- bindings ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "ark:99999/fk4x1",
+        "ark:/99999/fk4x1",
+        "ARK:/99999/fk4-x1",
+        "https://n2t.net/ark:/99999/fk4x1",
+        "ark:99999/fk4-x-1",
+        "ark:99999/fk4x1?info",
+    ],
+)
+def test_lookup_by_any_spelling(store: Store, spelling: str) -> None:
+    store.bind("ark:/99999/fk4-x1", "https://example.org/x1")
+    found = store.get_binding(spelling)
+    assert found is not None
+    assert found.key == "ark:99999/fk4x1"
+    assert found.text == "ark:/99999/fk4-x1"
+
+
+def test_bind_create_update(store: Store) -> None:
+    erc = Erc(who="Austin, Larry", what="A Study of Rhythm", when="1952")
+    support = Erc(who="UNT Libraries", what="Permanent: Stable Content:", when="20081203")
+    b = store.bind("ark:99999/fk4x1", "https://example.org/1", erc=erc, support=support)
+    assert (b.status, b.naan, b.shoulder, b.erc, b.support) == ("public", NAAN, "fk4", erc, support)
+    assert b.created is not None
+    assert b.created.utcoffset() is not None
+    time.sleep(0.002)
+    b2 = store.bind("ark:99999/fk4-x1", "https://example.org/2", passthrough=True)
+    assert b2.target == "https://example.org/2"
+    assert b2.passthrough
+    assert b2.created == b.created
+    assert b2.text == "ark:99999/fk4x1"  # the first text stays
+    assert b2.updated is not None
+    assert b.updated is not None
+    assert b2.updated > b.updated
+    assert store.get_binding("ark:99999/fk4x1") == b2
+    assert store.get_binding("ark:99999/fk4x2") is None
+
+
+def test_reserved_binding(store: Store) -> None:
+    b = store.bind("ark:99999/fk4r1", None, status="reserved")
+    assert b.status == "reserved"
+    res = store.resolve("ark:99999/fk4r1")
+    assert res is not None
+    assert res.location is None
+    with pytest.raises(StoreError, match="needs a target"):
+        store.bind("ark:99999/fk4r2", None)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "javascript:alert(1)",
+        "/relative/path",
+        "example.org/x",
+        "ftp://example.org/x",
+        "https://example.org/a b",
+        "https://example.org/a\nb",
+        "https://example.org/\x00",
+        "https:///nohost",
+        "data:text/html,hi",
+    ],
+    ids=repr,
+)
+def test_bad_targets_refused(store: Store, target: str) -> None:
+    with pytest.raises(StoreError):
+        store.bind("ark:99999/fk4x1", target)
+    assert store.get_binding("ark:99999/fk4x1") is None
+
+
+def test_bad_ark_refused(store: Store) -> None:
+    with pytest.raises(ArkError):
+        store.bind("not an ark", "https://example.org/")
+
+
+def test_passthrough_resolution(store: Store) -> None:
+    store.bind("ark:99999/fk4p1", "https://example.org/obj", passthrough=True)
+    store.bind("ark:99999/fk4n1", "https://example.org/nopass")
+    exact = store.resolve("ark:/99999/fk4-p1")
+    assert exact is not None
+    assert exact.exact
+    assert exact.location == "https://example.org/obj"
+    deep = store.resolve("ark:99999/fk4p1/chapter/2.pdf")
+    assert deep is not None
+    assert deep.binding.key == "ark:99999/fk4p1"
+    assert deep.suffix == "/chapter/2.pdf"
+    assert deep.location == "https://example.org/obj/chapter/2.pdf"
+    assert store.resolve("ark:99999/fk4n1/chapter") is None  # no passthrough
+    assert store.resolve("ark:99999/fk4zz") is None
+
+
+def test_passthrough_picks_longest_ancestor(store: Store) -> None:
+    store.bind("ark:99999/fk4p1", "https://example.org/a", passthrough=True)
+    store.bind("ark:99999/fk4p1/b", "https://example.org/b", passthrough=True)
+    res = store.resolve("ark:99999/fk4p1/b/c")
+    assert res is not None
+    assert (res.binding.key, res.suffix) == ("ark:99999/fk4p1/b", "/c")
+
+
+def test_tombstone(store: Store) -> None:
+    store.bind("ark:99999/fk4t1", "https://example.org/t", passthrough=True)
+    t = store.tombstone("ark:99999/fk4-t1", "object destroyed")
+    assert t.is_tombstoned
+    assert t.tombstone_reason == "object destroyed"
+    assert t.tombstoned_at is not None
+    assert t.target == "https://example.org/t"  # kept for the record, never redirected to
+    with pytest.raises(ConflictError):
+        store.bind("ark:99999/fk4t1", "https://example.org/new")
+    with pytest.raises(ConflictError):
+        store.bind("ark:/99999/fk4-t1", None, status="reserved")
+    again = store.tombstone("ark:99999/fk4t1", "second reason")
+    assert again.tombstone_reason == "object destroyed"
+    res = store.resolve("ark:99999/fk4t1")
+    assert res is not None
+    assert res.location is None
+    assert store.resolve("ark:99999/fk4t1/sub") is None  # a tombstone passes nothing through
+    assert "status: tombstoned" in t.to_anvl()
+    with pytest.raises(StoreError):
+        store.tombstone("ark:99999/fk4t2", "  ")
+
+
+def test_list_bindings_keyset_pagination(store: Store) -> None:
+    store.add_shoulder(NAAN, "b5")
+    keys = [f"ark:99999/fk4k{i:02d}" for i in range(7)] + ["ark:99999/b5k1"]
+    for key in keys:
+        store.bind(key, "https://example.org/")
+    seen: list[str] = []
+    after = None
+    while True:
+        page = store.list_bindings(NAAN, shoulder="fk4", after=after, limit=3)
+        seen += [b.key for b in page]
+        if len(page) < 3:
+            break
+        after = page[-1].key
+    assert seen == sorted(keys[:7])
+    assert [b.key for b in store.list_bindings(NAAN)] == sorted(keys)
+    assert store.list_bindings("12345") == []
+
+
+def test_other_kinds(store: Store) -> None:
+    b = store.bind_id("uuid", "0E4A9C1E-6B1F-4C3A-9D2B-1A2B3C4D5E6F", "https://example.org/u")
+    assert b.key == "0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f"
+    assert store.get_id("uuid", "0e4a9c1e6b1f4c3a9d2b1a2b3c4d5e6f") == b
+    store.bind_id("llid", "AAECAwQFBgc", "https://example.org/l")
+    found = store.find_ids("AAECAwQFBgc")
+    assert [(x.kind, x.target) for x in found] == [("llid", "https://example.org/l")]
+    assert store.find_ids("nothing-bound-here") == []
+    with pytest.raises(StoreError, match="unknown id kind"):
+        store.bind_id("isbn", "x", "https://example.org/")
+    assert store.list_bindings(kind="uuid") == [b]
+
+
+# -- export / import ---------------------------------------------------------------------------------
+
+
+def _fill(store: Store) -> None:
+    store.bind(
+        "ark:/99999/fk4-e1",
+        "https://example.org/e1",
+        erc=Erc("Ann", "Ünïcode ✓", "2024", ""),
+        support=Erc("Lib", "Permanent", "2024", "https://example.org/policy"),
+        passthrough=True,
+    )
+    store.bind("ark:99999/fk4e2", None, status="reserved")
+    store.bind("ark:99999/fk4e3", "https://example.org/e3")
+    store.tombstone("ark:99999/fk4e3", "gone")
+    store.bind_id("uuid", "0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f", "https://example.org/u")
+
+
+def test_export_import_round_trip(store: Store, backend: Callable[[], str]) -> None:
+    _fill(store)
+    out = io.StringIO()
+    assert store.export_jsonl(out) == 4
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4
+    assert all(json.loads(line)["key"] for line in lines)
+    with open_store(backend()) as fresh:
+        report = fresh.import_jsonl(io.StringIO(out.getvalue()))
+        assert (report.lines, report.created, report.updated) == (4, 4, 0)
+        for kind in ("ark", "uuid"):
+            assert fresh.list_bindings(kind=kind) == store.list_bindings(kind=kind)
+        again = io.StringIO()
+        fresh.export_jsonl(again)
+        assert again.getvalue() == out.getvalue()
+        # re-importing the same file updates, and a tombstone stays a tombstone
+        report = fresh.import_jsonl(io.StringIO(out.getvalue()))
+        assert (report.created, report.updated) == (0, 3)
+
+
+def test_import_bad_lines_writes_nothing(store: Store) -> None:
+    good = json.dumps(
+        {"kind": "ark", "text": "ark:99999/fk4g1", "target": "https://example.org/", "status": "public"}
+    )
+    lines = [
+        good,
+        "{not json",
+        json.dumps({"kind": "ark", "text": "ark:99999/fk4g2", "target": "javascript:x", "status": "public"}),
+        "",
+        json.dumps({"kind": "ark", "text": "ark:99999/fk4g3", "target": None, "status": "public"}),
+        json.dumps(
+            {"kind": "ark", "text": "ark:99999/fk4g4", "key": "ark:99999/other", "status": "reserved"}
+        ),
+        good.replace("fk4g1", "fk4g5"),
+    ]
+    with pytest.raises(ImportRejectedError) as info:
+        store.import_jsonl(io.StringIO("\n".join(lines) + "\n"))
+    assert [line for line, _ in info.value.problems] == [2, 3, 5, 6]
+    assert info.value.line == 2
+    assert store.list_bindings() == []
+
+
+def test_import_refuses_to_rebind_a_tombstone(store: Store) -> None:
+    store.tombstone("ark:99999/fk4d1", "gone")
+    lines = [
+        json.dumps({"kind": "ark", "text": text, "target": "https://e.org/", "status": "public"})
+        for text in ("ark:99999/fk4d2", "ark:99999/fk4-d1")
+    ]
+    with pytest.raises(ImportRejectedError) as info:
+        store.import_jsonl(lines)
+    assert [line for line, _ in info.value.problems] == [2]
+    assert store.get_binding("ark:99999/fk4d2") is None  # rolled back
+
+
+# -- API keys ----------------------------------------------------------------------------------------
+
+
+def test_api_keys(store: Store) -> None:
+    key, secret = store.create_api_key(NAAN, "fk4", label="ci")
+    assert secret.startswith(f"pk_{key.key_id}_")
+    assert (key.naan, key.shoulder, key.label, key.revoked) == (NAAN, "fk4", "ci", False)
+    stored = _raw(store, "SELECT secret_hash FROM api_keys WHERE key_id = ?", (key.key_id,))
+    import hashlib
+
+    assert stored == [(hashlib.sha256(secret.encode()).hexdigest(),)]
+    dump = repr(_raw(store, "SELECT * FROM api_keys"))
+    assert secret not in dump
+    assert secret.split("_")[2] not in dump
+    assert store.verify_api_key(secret) == key
+    assert store.verify_api_key(secret[:-1] + ("A" if secret[-1] != "A" else "B")) is None
+    assert store.verify_api_key("pk_0000000000000000_" + "A" * 43) is None
+    assert store.verify_api_key("garbage") is None
+    assert key.allows(NAAN, "fk4")
+    assert not key.allows(NAAN, "b5")
+    assert not key.allows("12345", "fk4")
+    wide, _ = store.create_api_key(NAAN)
+    assert wide.allows(NAAN, "b5")
+    assert [k.key_id for k in store.list_api_keys()] == [key.key_id, wide.key_id]
+    revoked = store.revoke_api_key(key.key_id)
+    assert revoked.revoked
+    assert not revoked.allows(NAAN, "fk4")
+    assert store.verify_api_key(secret) is None
+    assert store.revoke_api_key(key.key_id).revoked_at == revoked.revoked_at  # idempotent
+    with pytest.raises(NotFoundError):
+        store.revoke_api_key("nope")
+
+
+# -- concurrency and crashes -------------------------------------------------------------------------
+
+WORKER = """
+import sys
+from pidkit.store import open_store
+url, name, n, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+with open_store(url) as s:
+    for ids in s.mint_batches(name, n, batch_size=batch):
+        sys.stdout.write("\\n".join(ids) + "\\n")
+        sys.stdout.flush()
+"""
+
+
+def _worker(
+    url: str, name: str, n: int, batch: int, *, stderr: int = subprocess.PIPE
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER, url, name, str(n), str(batch)],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_multi_process_minting(url: str) -> None:
+    with open_store(url) as s:
+        s.add_naan(NAAN)
+        s.create_minter("m", naan=NAAN, template=TEMPLATE, seed=5)
+    procs = [_worker(url, "m", 2000, 100) for _ in range(4)]
+    reported: list[str] = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        reported += out.split()
+    assert len(reported) == 8000
+    assert len(set(reported)) == 8000
+    with open_store(url) as s:
+        minted = {f"ark:{NAAN}/{r[0]}" for r in _raw(s, "SELECT id FROM minted WHERE minter = ?", ("m",))}
+        assert set(reported) == minted
+        assert s.get_minter("m").counter == 8000
+
+
+def test_concurrent_first_open_migrates_once(backend: Callable[[], str]) -> None:
+    url = backend()
+    code = "import sys; from pidkit.store import open_store; open_store(sys.argv[1]).close()"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, url], stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    with open_store(url) as s:
+        assert len(_raw(s, "SELECT version FROM schema_version")) == LATEST
+
+
+@pytest.mark.slow
+def test_kill_during_mint_leaves_a_consistent_store(url: str) -> None:
+    with open_store(url) as s:
+        s.add_naan(NAAN)
+        s.create_minter("m", naan=NAAN, template=TEMPLATE, seed=9)
+    proc = _worker(url, "m", 1_000_000, 500, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # minting has begun
+    time.sleep(random.uniform(0.05, 0.8))
+    os.kill(proc.pid, signal.SIGKILL)
+    rest = proc.stdout.read()  # through the buffer readline() filled (communicate() would bypass it)
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    with open_store(url) as s:
+        counter = s.get_minter("m").counter
+        assert 0 < counter < 1_000_000
+        rows = _raw(s, "SELECT id, position FROM minted WHERE minter = ?", ("m",))
+        positions = sorted(int(str(r[1])) for r in rows)
+        assert positions == list(range(counter))  # counter and minted table agree
+        minted = {f"ark:{NAAN}/{r[0]}" for r in rows}
+        complete = rest.split("\n")[:-1]  # a line cut by the kill has no newline yet
+        printed = {first.strip(), *complete}
+        assert printed <= minted  # every reported id was committed
+        more = s.mint("m", 2000)
+        assert not set(more) & minted
+        assert s.minted_count("m") == counter + 2000
