@@ -20,9 +20,12 @@ VECTORS = Path(__file__).parent / "data" / "vectors" / "atproto"
 
 
 def interop_lines(name: str) -> list[str]:
-    """Lines of an atproto interop file, without comment (``#``) and blank lines; other spaces are kept."""
+    """Lines of an atproto interop file without blank and comment lines; other spaces are kept.
+
+    A comment is ``#`` followed by a space (or ``#`` alone): ``#extra`` in the record key file is a vector.
+    """
     lines = (VECTORS / name).read_text(encoding="utf-8").split("\n")
-    return [line for line in lines if line and not line.startswith("#")]
+    return [line for line in lines if line and line != "#" and not line.startswith("# ")]
 
 
 VALID = interop_lines("tid_syntax_valid.txt")
