@@ -54,7 +54,7 @@ ALLOWED = string.ascii_letters + string.digits + ".-_:~"
 def test_vector_files_are_read() -> None:
     assert len(RKEY_VALID) == 16
     assert len(RKEY_INVALID) == 12
-    assert len(NSID_VALID) == 27
+    assert len(NSID_VALID) == 25
     assert len(NSID_INVALID) == 27
     assert " one.two.three" in NSID_INVALID  # leading/trailing spaces are part of the vector
 
