@@ -1,0 +1,741 @@
+"""Streaming, lossless GEDCOM reader (5.5, 5.5.1 and 7.0).
+
+A file is read in chunks and handed out one *record* at a time (a level-0 line and every line up to
+the next level-0 line), so memory is bounded by the largest record, not by the file.  Every line keeps
+its exact bytes (:attr:`GedcomLine.raw`, terminator included) so that writing the lines back gives the
+input byte for byte; the parsed fields (level, xref, tag, payload) are a view for analysis.
+
+Line grammar (gedcom-1 "Lines"; 5.5.1 is the same apart from the ``@@`` rule)::
+
+    Line    = Level D [Xref D] Tag [D LineVal] EOL
+    Level   = "0" / nonzero *DIGIT
+    D       = %x20
+    EOL     = %x0D [%x0A] / %x0A          ; CR-LF, CR, or LF — kept per line as found
+
+Real files are messy.  Blank lines, leading whitespace, several spaces between fields, trailing
+spaces, lines longer than 5.5.1's 255 characters, level jumps, undecodable bytes and stray non-GEDCOM
+lines are all read and kept; each gives a :class:`GedcomWarning` naming its line number.
+
+>>> import io
+>>> data = b"0 HEAD\\n1 GEDC\\n2 VERS 5.5.1\\n1 CHAR UTF-8\\n0 @I1@ INDI\\r\\n1 NAME Jo /Doe/\\r\\n0 TRLR\\n"
+>>> reader = GedcomReader(io.BytesIO(data))
+>>> reader.version, reader.codec
+('5.5.1', 'utf-8')
+>>> [(r.tag, r.xref, len(r.lines)) for r in reader]
+[('HEAD', None, 4), ('INDI', '@I1@', 2), ('TRLR', None, 1)]
+>>> reader.bom + b"".join(line.raw for r in GedcomReader(io.BytesIO(data)) for line in r.lines) == data
+True
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from types import TracebackType
+from typing import BinaryIO, Final, NamedTuple
+
+from ..errors import GedcomError
+from .encoding import DEFAULT_CODEC, codec_for_charset, is_ascii_compatible, sniff
+
+__all__ = [
+    "MAX_LINE_551",
+    "Dialect",
+    "GedcomLine",
+    "GedcomReader",
+    "GedcomWarning",
+    "Record",
+    "escape_at",
+    "is_pointer",
+    "parse_line",
+    "read_bytes",
+    "unescape_at",
+]
+
+#: GEDCOM 5.5.1 ch. 1 "Grammar rules": a line, terminator included, must not exceed 255 characters.
+MAX_LINE_551: Final = 255
+
+#: Read this many bytes at a time.
+CHUNK_SIZE: Final = 1 << 20
+
+#: Keep at most this many warnings (the per-kind counts are always complete).
+MAX_WARNINGS: Final = 1000
+
+# gedcom-1 "Lines", production Line (the 5.5.1 xref may contain spaces: ``@NoTe ref@``).
+_STRICT: Final = re.compile(
+    rb"(0|[1-9][0-9]*) (?:(@[^@\r\n]+@) )?([A-Za-z0-9_]+)(?: ([^\r\n]*))?(\r\n|\r|\n|)"
+)
+# What older programs write: leading whitespace, several delimiters, tabs.
+_LENIENT: Final = re.compile(
+    rb"[ \t]*([0-9]+)[ \t]+(?:(@[^@\r\n]+@)[ \t]+)?([A-Za-z0-9_]+)(?:[ \t]([^\r\n]*))?(\r\n|\r|\n|)"
+)
+_EOL: Final = re.compile(rb"(\r\n|\r|\n|)\Z")
+_EOL_SEARCH: Final = re.compile(rb"\r\n|\r|\n")
+# gedcom-1 production pointer (7.0) / 5.5.1 "pointer" (an xref; ``@#…@`` starts an escape, not a pointer).
+_POINTER_7: Final = re.compile(r"@[A-Za-z0-9_]+@")
+_POINTER_5: Final = re.compile(r"@[^@#\r\n][^@\r\n]*@")
+_HEAD_VERS: Final = re.compile(rb"(?:\A|[\r\n])[ \t]*1 GEDC[ \t]*(?:\r\n|\r|\n)[ \t]*2 VERS ([^\r\n]*)")
+
+
+class GedcomWarning(NamedTuple):
+    """Something odd about one line that was read (and kept) anyway.
+
+    >>> str(GedcomWarning(7, "blank-line", "blank line"))
+    'line 7: blank line'
+    """
+
+    line: int
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+class Dialect(NamedTuple):
+    """How a file's lines are to be understood: shared by all of a file's records.
+
+    ``codec`` is the file's character encoding; ``view_codec`` the encoding of :attr:`GedcomLine.data`
+    (the same, except UTF-8 for UTF-16 files); ``version`` is ``HEAD.GEDC.VERS`` (or ``None``).
+    """
+
+    codec: str = DEFAULT_CODEC
+    view_codec: str = DEFAULT_CODEC
+    version: str | None = None
+
+    @property
+    def gedcom7(self) -> bool:
+        """Whether the file says it is GEDCOM 7.x.
+
+        >>> Dialect(version="7.0.1").gedcom7, Dialect(version="5.5.1").gedcom7
+        (True, False)
+        """
+        return self.version is not None and self.version.strip().startswith("7")
+
+    def decode(self, data: bytes) -> str:
+        """Decode bytes of the view encoding (undecodable bytes become U+FFFD; the raw bytes are kept).
+
+        >>> Dialect().decode(b"caf\\xc3\\xa9")
+        'café'
+        """
+        return data.decode(self.view_codec, "replace")
+
+
+class GedcomLine(NamedTuple):
+    """One line of a GEDCOM file, with its exact bytes.
+
+    ``number`` is the 1-based line number (0 for a line pidkit made); ``raw`` the bytes in the file's
+    encoding, terminator included; ``data`` the same line in an ASCII-compatible encoding (``raw``
+    itself unless the file is UTF-16).  ``level`` is ``None`` for a line that is not a GEDCOM line
+    (blank, stray text); then ``xref``, ``tag`` and ``payload`` are ``None`` too.  ``payload`` is the
+    line value as bytes of ``data`` (``@@`` not undone), ``None`` when the line has no value; ``eol``
+    is the terminator as found (``b"\\r\\n"``, ``b"\\r"``, ``b"\\n"`` or ``b""`` at the end of a file).
+
+    >>> line = parse_line(b"1 _UID 0123\\r\\n", 5)
+    >>> line.level, line.tag, line.payload, line.eol, line.number
+    (1, '_UID', b'0123', b'\\r\\n', 5)
+    """
+
+    number: int
+    raw: bytes
+    data: bytes
+    level: int | None
+    xref: str | None
+    tag: str | None
+    payload: bytes | None
+    eol: bytes
+
+    def value(self, dialect: Dialect = Dialect()) -> str | None:  # noqa: B008 - immutable default
+        """The line value as text (no ``@@`` unescaping, no CONT/CONC joining), or ``None``.
+
+        >>> parse_line(b"1 NAME Jo /Doe/\\n").value()
+        'Jo /Doe/'
+        """
+        return None if self.payload is None else dialect.decode(self.payload)
+
+
+def parse_line(data: bytes, number: int = 1) -> GedcomLine:
+    """Parse one line (ASCII-compatible bytes, terminator included) without any warnings.
+
+    Lines that do not follow the grammar even leniently come back with ``level=None``.
+
+    >>> parse_line(b"0 @I1@ INDI\\n")[3:7]
+    (0, '@I1@', 'INDI', None)
+    >>> parse_line(b"  2   DATE 1 JAN 1900")[3:7]
+    (2, None, 'DATE', b'1 JAN 1900')
+    >>> parse_line(b"garbage\\r").level is None
+    True
+    """
+    return _parse(data, data, number)[0]
+
+
+def _parse(raw: bytes, data: bytes, number: int) -> tuple[GedcomLine, bool]:
+    """Parse a line; the flag says whether it needed the lenient grammar (or none)."""
+    m = _STRICT.fullmatch(data)
+    strict = m is not None
+    if m is None:
+        m = _LENIENT.fullmatch(data)
+    if m is None:
+        eol = _EOL.search(data)
+        return GedcomLine(number, raw, data, None, None, None, None, eol.group(1) if eol else b""), True
+    level_b, xref_b, tag_b, payload, eol_b = m.groups()
+    xref = xref_b.decode("latin-1") if xref_b is not None else None
+    return GedcomLine(number, raw, data, int(level_b), xref, _tag(tag_b), payload, eol_b), not strict
+
+
+_TAG_CACHE: dict[bytes, str] = {}
+
+
+def _tag(tag_b: bytes) -> str:
+    tag = _TAG_CACHE.get(tag_b)
+    if tag is None:
+        tag = tag_b.decode("ascii")
+        if len(_TAG_CACHE) < 4096:
+            _TAG_CACHE[tag_b] = tag
+    return tag
+
+
+def is_pointer(payload: str, *, gedcom7: bool) -> bool:
+    """Whether a line value is a pointer (gedcom-1 production ``pointer``; 5.5.1 ``@<XREF>@``).
+
+    >>> is_pointer("@I1@", gedcom7=True), is_pointer("@@I1@", gedcom7=True)
+    (True, False)
+    >>> is_pointer("@#DJULIAN@", gedcom7=False)
+    False
+    """
+    return (_POINTER_7 if gedcom7 else _POINTER_5).fullmatch(payload) is not None
+
+
+def unescape_at(text: str, *, gedcom7: bool) -> str:
+    """Undo ``@`` doubling in a line string.
+
+    7.0 (gedcom-1 production ``lineStr``): only a leading ``@`` is doubled.  5.5.1: every ``@`` in a
+    value is doubled, so ``@@`` anywhere stands for ``@``.
+
+    >>> unescape_at("@@@@@ four", gedcom7=True), unescape_at("a@@b @@c", gedcom7=False)
+    ('@@@@ four', 'a@b @c')
+    """
+    if gedcom7:
+        return text[1:] if text.startswith("@@") else text
+    return text.replace("@@", "@")
+
+
+def escape_at(text: str, *, gedcom7: bool) -> str:
+    """Double ``@`` as the version requires (inverse of :func:`unescape_at`).
+
+    >>> escape_at("@me and @I", gedcom7=True), escape_at("a@b", gedcom7=False)
+    ('@@me and @I', 'a@@b')
+    """
+    if gedcom7:
+        return "@" + text if text.startswith("@") else text
+    return text.replace("@", "@@")
+
+
+class Record:
+    """A level-0 line and its substructure lines, kept as the bytes that were read.
+
+    The lines before the first level-0 line of a file, if any, form a record whose first line is not
+    level 0.  ``data`` is the record's bytes in the view encoding (see :class:`GedcomLine`), ``number``
+    the 1-based line number of its first line.  Lines are parsed only when :attr:`lines` is asked for.
+
+    >>> rec = Record(b"0 @N1@ NOTE a@@b\\n1 CONC c\\n1 CONT d\\n", 1, Dialect(version="5.5.1"))
+    >>> rec.tag, rec.xref, rec.text(0), len(rec.lines)
+    ('NOTE', '@N1@', 'a@bc\\nd', 3)
+    """
+
+    __slots__ = ("_head", "_lines", "data", "dialect", "number")
+
+    def __init__(self, data: bytes, number: int, dialect: Dialect) -> None:
+        self.data = data
+        self.number = number
+        self.dialect = dialect
+        self._lines: tuple[GedcomLine, ...] | None = None
+        self._head: GedcomLine | None = None
+
+    @classmethod
+    def from_lines(cls, lines: Sequence[GedcomLine], dialect: Dialect) -> Record:
+        """A record made of ``lines`` (e.g. a changed copy of another record's lines).
+
+        >>> Record.from_lines([parse_line(b"0 TRLR\\n")], Dialect()).data
+        b'0 TRLR\\n'
+        """
+        rec = cls(b"".join([line.data for line in lines]), lines[0].number if lines else 0, dialect)
+        rec._lines = tuple(lines)
+        return rec
+
+    def __repr__(self) -> str:
+        return f"Record({self.data!r}, {self.number!r}, {self.dialect!r})"
+
+    @property
+    def raw(self) -> bytes:
+        """The record's bytes in the file's encoding, exactly as read (or as changed)."""
+        dialect = self.dialect
+        if dialect.view_codec == dialect.codec:
+            return self.data
+        return self.data.decode(dialect.view_codec, "surrogatepass").encode(dialect.codec, "surrogatepass")
+
+    @property
+    def lines(self) -> tuple[GedcomLine, ...]:
+        """The record's lines, parsed (cached)."""
+        if self._lines is None:
+            dialect = self.dialect
+            transcode = dialect.view_codec != dialect.codec
+            out = []
+            for i, data in enumerate(self.data.splitlines(keepends=True)):
+                raw = data
+                if transcode:
+                    text = data.decode(dialect.view_codec, "surrogatepass")
+                    raw = text.encode(dialect.codec, "surrogatepass")
+                out.append(_parse(raw, data, self.number + i)[0])
+            self._lines = tuple(out)
+        return self._lines
+
+    @property
+    def head(self) -> GedcomLine | None:
+        """The level-0 line, or ``None`` for leading junk."""
+        if self._lines is not None:
+            first: GedcomLine | None = self._lines[0] if self._lines else None
+        elif self._head is not None:
+            first = self._head
+        else:
+            end = _EOL_SEARCH.search(self.data)
+            data = self.data[: end.end()] if end else self.data
+            first = self._head = _parse(data, data, self.number)[0]
+        return first if first is not None and first.level == 0 else None
+
+    @property
+    def tag(self) -> str | None:
+        """The record's tag (``INDI``, ``FAM``, ``HEAD``, ``TRLR`` …), or ``None``."""
+        head = self.head
+        return head.tag if head is not None else None
+
+    @property
+    def xref(self) -> str | None:
+        """The record's cross-reference identifier (``@I1@``), or ``None``."""
+        head = self.head
+        return head.xref if head is not None else None
+
+    def text(self, index: int) -> str:
+        """The payload of line ``index`` with its CONT/CONC lines joined and ``@`` escapes undone.
+
+        CONT adds a line break, CONC (5.x) appends directly.  A pointer is returned as written.
+        """
+        lines = self.lines
+        line = lines[index]
+        if line.level is None:
+            raise GedcomError("not a GEDCOM line", line=line.number)
+        gedcom7 = self.dialect.gedcom7
+        first = line.value(self.dialect) or ""
+        if is_pointer(first, gedcom7=gedcom7):
+            return first
+        parts = [unescape_at(first, gedcom7=gedcom7)]
+        for nxt in lines[index + 1 :]:
+            if nxt.level is None:
+                continue
+            if nxt.level != line.level + 1 or nxt.tag not in ("CONT", "CONC"):
+                break
+            if nxt.tag == "CONT":
+                parts.append("\n")
+            parts.append(unescape_at(nxt.value(self.dialect) or "", gedcom7=gedcom7))
+        return "".join(parts)
+
+    def substructures(self, level: int = 1) -> Iterator[tuple[int, GedcomLine]]:
+        """``(index, line)`` of the lines at ``level`` (default the record's direct substructures)."""
+        for i, line in enumerate(self.lines):
+            if line.level == level:
+                yield i, line
+
+
+class GedcomReader:
+    """Read a GEDCOM file record by record, keeping every byte.
+
+    ``source`` is a binary file object; ``name`` is used in messages.  After construction (which reads
+    the header record) :attr:`bom`, :attr:`codec`, :attr:`charset` and :attr:`version` are known.
+    Iterate to get :class:`Record` objects; :attr:`warnings` fills up as lines are read.
+    ``progress`` is called with the number of bytes read after each chunk.
+
+    >>> import io
+    >>> r = GedcomReader(io.BytesIO(b"0 HEAD\\n\\n 1 CHAR ANSEL\\n0 TRLR"))
+    >>> r.codec, [len(rec.lines) for rec in r]
+    ('gedcom', [3, 1])
+    >>> [str(w) for w in r.warnings]
+    ['line 2: blank line', 'line 3: leading whitespace before the level']
+    """
+
+    def __init__(
+        self,
+        source: BinaryIO,
+        *,
+        name: str = "<stream>",
+        chunk_size: int = CHUNK_SIZE,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.name = name
+        self._source = source
+        self._chunk_size = max(chunk_size, 1)
+        self._progress = progress
+        self.warnings: list[GedcomWarning] = []
+        self.warning_counts: Counter[str] = Counter()
+        self.eol_counts: Counter[bytes] = Counter()
+        self.charset: str | None = None
+        self.lines_read = 0
+        first = source.read(self._chunk_size)
+        while len(first) < 4:  # enough to sniff a BOM / UTF-16, even with tiny chunks
+            more = source.read(self._chunk_size)
+            if not more:
+                break
+            first += more
+        sniffed = sniff(first)
+        self.bom: bytes = sniffed.bom
+        first = first[len(self.bom) :]
+        self._utf16 = sniffed.codec is not None and not is_ascii_compatible(sniffed.codec)
+        self._sniffed_codec = sniffed.codec
+        codec = sniffed.codec or DEFAULT_CODEC
+        version_hint: str | None = None
+        if not self._utf16:
+            m = _HEAD_VERS.search(first[:65536])
+            if m is not None:
+                version_hint = m.group(1).decode("latin-1").strip()
+        self._version_hint = version_hint
+        self.dialect = Dialect(codec, "utf-8" if self._utf16 else codec, version_hint)
+        self._eol = b""
+        self._valid: re.Pattern[bytes] | None = None
+        self._records = self._iter_records(first)
+        self._pending: Record | None = next(self._records, None)
+        if self._pending is not None and self._pending.tag == "HEAD":
+            self._read_header(self._pending)
+        if self._pending is not None:
+            self._pending.dialect = self.dialect
+
+    # -- construction helpers -------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls, path: str | os.PathLike[str], *, progress: Callable[[int], None] | None = None
+    ) -> GedcomReader:
+        """Open ``path`` for reading (use as a context manager to close it)."""
+        fh = open(path, "rb")  # noqa: SIM115 - closed by close()/__exit__
+        try:
+            return cls(fh, name=os.fspath(path), progress=progress)
+        except BaseException:
+            fh.close()
+            raise
+
+    def close(self) -> None:
+        """Close the underlying file."""
+        self._source.close()
+
+    def __enter__(self) -> GedcomReader:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- properties -----------------------------------------------------------------------------
+
+    @property
+    def codec(self) -> str:
+        """The file's character encoding (a Python codec name)."""
+        return self.dialect.codec
+
+    @property
+    def version(self) -> str | None:
+        """``HEAD.GEDC.VERS`` as written (stripped), or ``None``."""
+        return self.dialect.version
+
+    @property
+    def gedcom7(self) -> bool:
+        """Whether the file is GEDCOM 7.x."""
+        return self.dialect.gedcom7
+
+    @property
+    def default_eol(self) -> bytes:
+        """The file's line terminator (that of its first line; ``b"\\n"`` if none), in the view encoding."""
+        return self._eol or b"\n"
+
+    def __iter__(self) -> Iterator[Record]:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            yield pending
+        dialect = self.dialect
+        for rec in self._records:
+            rec.dialect = dialect
+            yield rec
+
+    def decode(self, payload: bytes) -> str:
+        """Decode bytes of :attr:`GedcomLine.data` (see :meth:`Dialect.decode`)."""
+        return self.dialect.decode(payload)
+
+    def make_line(
+        self, level: int, tag: str, value: str | None = None, *, xref: str | None = None, eol: bytes = b"\n"
+    ) -> GedcomLine:
+        """A new line in this file's encoding (``value`` is written as given: escape ``@`` yourself).
+
+        >>> import io
+        >>> GedcomReader(io.BytesIO(b"0 HEAD\\n")).make_line(1, "_UID", "ABC", eol=b"\\r\\n").raw
+        b'1 _UID ABC\\r\\n'
+        """
+        text = f"{level} {xref + ' ' if xref else ''}{tag}{' ' + value if value else ''}"
+        if "\r" in text or "\n" in text:
+            raise GedcomError("a line value cannot contain a line break", text=text)
+        full = text + eol.decode("ascii")
+        try:
+            raw = full.encode(self.codec)
+        except UnicodeEncodeError as exc:
+            raise GedcomError(
+                f"cannot encode {text[exc.start : exc.end]!r} in {self.codec}",
+                text=text,
+                position=exc.start + 1,
+            ) from exc
+        data = raw if not self._utf16 else full.encode("utf-8")
+        return _parse(raw, data, 0)[0]
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def _read_header(self, head: Record) -> None:
+        """Take the version and the character set from the header record (HEAD.GEDC.VERS, HEAD.CHAR)."""
+        version = self._version_hint
+        charset_line: GedcomLine | None = None
+        in_gedc = False
+        for line in head.lines:
+            if line.level == 1:
+                in_gedc = line.tag == "GEDC"
+                if line.tag == "CHAR":
+                    charset_line = line
+            elif line.level == 2 and in_gedc and line.tag == "VERS" and line.payload is not None:
+                version = line.payload.decode("latin-1").strip()
+        codec = self.dialect.codec
+        if charset_line is not None and charset_line.payload is not None:
+            self.charset = charset_line.payload.decode("latin-1").strip()
+            named = codec_for_charset(self.charset)
+            if named is None:
+                message = f"unknown HEAD.CHAR {self.charset!r}; read as {codec}"
+                self._warn(charset_line.number, "charset", message)
+            elif named == "utf-16":
+                if not self._utf16:
+                    message = "HEAD.CHAR UNICODE but the bytes are not UTF-16"
+                    self._warn(charset_line.number, "charset", message)
+            elif self._sniffed_codec is not None and named != self._sniffed_codec:
+                self._warn(
+                    charset_line.number,
+                    "charset",
+                    f"HEAD.CHAR {self.charset!r} but the file starts with a {self._sniffed_codec} "
+                    "byte-order mark",
+                )
+            elif self._sniffed_codec is None:
+                codec = named
+        self.dialect = Dialect(codec, "utf-8" if self._utf16 else codec, version)
+
+    def _warn(self, number: int, kind: str, message: str) -> None:
+        self.warning_counts[kind] += 1
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(GedcomWarning(number, kind, message))
+
+    def _chunks(self, first: bytes) -> Iterator[bytes]:
+        """The file's bytes after the BOM, as view bytes (UTF-16 is transcoded to UTF-8)."""
+        if self._progress is not None:
+            self._progress(len(first) + len(self.bom))
+        if not self._utf16:
+            chunk = first
+            while chunk:
+                yield chunk
+                chunk = self._source.read(self._chunk_size)
+                if self._progress is not None and chunk:
+                    self._progress(len(chunk))
+            return
+        decoder = codecs.getincrementaldecoder(self.dialect.codec)("surrogatepass")
+        chunk = first
+        while True:
+            final = not chunk
+            try:
+                text = decoder.decode(chunk, final=final)
+            except UnicodeDecodeError as exc:
+                raise GedcomError(
+                    f"{self.name}: truncated {self.dialect.codec} data (odd number of bytes) after line "
+                    f"{self.lines_read}"
+                ) from exc
+            if text:
+                yield text.encode("utf-8", "surrogatepass")
+            if final:
+                return
+            chunk = self._source.read(self._chunk_size)
+            if self._progress is not None and chunk:
+                self._progress(len(chunk))
+
+    def _complete(self, first: bytes) -> Iterator[bytes]:
+        """Buffers of complete lines (the last line of the file may lack its terminator).
+
+        A buffer is cut after its last terminator, except that a CR at the very end is kept back (its
+        LF may start the next chunk), so CR-only files stream too.
+        """
+        carry = b""
+        for chunk in self._chunks(first):
+            buf = carry + chunk if carry else chunk
+            limit = len(buf) - 1 if buf.endswith(b"\r") else len(buf)
+            cut = max(buf.rfind(b"\n", 0, limit), buf.rfind(b"\r", 0, limit)) + 1
+            if cut <= 0:
+                carry = buf
+                continue
+            carry = buf[cut:]
+            yield buf[:cut] if cut < len(buf) else buf
+        if carry:
+            yield carry
+
+    def _setup(self, buf: bytes) -> re.Pattern[bytes]:
+        """Learn the file's line terminator from its first line and compile the fast line check."""
+        m = _EOL_SEARCH.search(buf)
+        self._eol = m.group() if m else b"\n"
+        eol = re.escape(self._eol)
+        stop = rb"\r" if self._eol.startswith(b"\r") else rb"\n"
+        # gedcom-1 production Line with this file's EOL; in 5.x a value of at most 240 bytes keeps a line
+        # within 5.5.1's 255 characters (longer lines take the slow path, which counts characters).
+        value = rb"[^\r\n]*" if self.dialect.gedcom7 else rb"[^\r\n]{0,240}"
+        self._valid = re.compile(
+            rb"(?:(?:0|[1-9][0-9]*) (?:@[^@\r\n]+@ )?[A-Za-z0-9_]+(?![^ "
+            + stop
+            + rb"])"
+            + value
+            + eol
+            + rb")*"
+        )
+        return self._valid
+
+    def _iter_records(self, first: bytes) -> Iterator[Record]:
+        parts: list[bytes] = []  # the current record's bytes, in pieces
+        rec_start = 1  # line number of the current record's first line
+        number = 0  # lines read so far
+        for buf in self._complete(first):
+            valid = self._valid or self._setup(buf)
+            eol = self._eol
+            boundary = eol + b"0 "
+            n = len(buf)
+            pos = 0
+            if not buf.isascii():
+                self._check_decoding(buf, number + 1)
+            while pos < n:
+                end = valid.match(buf, pos).end()  # type: ignore[union-attr] # a * pattern always matches
+                if end > pos:
+                    # a run of well-formed lines: split it into records at "EOL 0 "
+                    count = buf.count(eol, pos, end)
+                    self.eol_counts[eol] += count
+                    self._check_trailing(buf, pos, end, number + 1)
+                    if parts and buf.startswith(b"0 ", pos):
+                        yield Record(b"".join(parts), rec_start, self.dialect)
+                        parts = []
+                        rec_start = number + 1
+                    piece = pos
+                    at = buf.find(boundary, pos, end)
+                    while at >= 0:
+                        cut = at + len(eol)
+                        parts.append(buf[piece:cut])
+                        number += buf.count(eol, piece, cut)
+                        yield Record(b"".join(parts), rec_start, self.dialect)
+                        parts = []
+                        rec_start = number + 1
+                        piece = cut
+                        at = buf.find(boundary, cut, end)
+                    parts.append(buf[piece:end])
+                    number += buf.count(eol, piece, end)
+                    pos = end
+                    self.lines_read = number
+                    if pos >= n:
+                        break
+                # one line the fast check did not accept: parse it with warnings
+                m = _EOL_SEARCH.search(buf, pos)
+                line_end = m.end() if m else n
+                data = buf[pos:line_end]
+                number += 1
+                self.lines_read = number
+                line = self._slow_line(data, number)
+                if line.level == 0 and parts:
+                    yield Record(b"".join(parts), rec_start, self.dialect)
+                    parts = []
+                    rec_start = number
+                parts.append(data)
+                pos = line_end
+        if parts:
+            yield Record(b"".join(parts), rec_start, self.dialect)
+
+    def _check_trailing(self, buf: bytes, start: int, end: int, first_number: int) -> None:
+        """Warn about well-formed lines in ``buf[start:end]`` that end in a space or tab."""
+        eol = self._eol
+        for blank in (b" ", b"\t"):
+            needle = blank + eol
+            at = buf.find(needle, start, end)
+            while at >= 0:
+                number = first_number + buf.count(eol, start, at)
+                line_start = buf.rfind(eol, start, at) + len(eol) if buf.rfind(eol, start, at) >= 0 else start
+                line = parse_line(buf[line_start : at + len(needle)], number)
+                if not line.payload or not self.dialect.gedcom7:
+                    self._warn(number, "trailing-space", "space at the end of the line (kept)")
+                at = buf.find(needle, at + 1, end)
+
+    def _check_decoding(self, buf: bytes, first_number: int) -> None:
+        codec = self.dialect.view_codec
+        try:
+            buf.decode(codec)
+        except UnicodeDecodeError:
+            pass
+        else:
+            return
+        for offset, data in enumerate(buf.splitlines(keepends=True)):
+            if data.isascii():
+                continue
+            try:
+                data.decode(codec)
+            except UnicodeDecodeError as exc:
+                self._warn(
+                    first_number + offset,
+                    "decode",
+                    f"byte {data[exc.start]:#04x} at position {exc.start + 1} is not valid {codec} "
+                    "(kept as is)",
+                )
+
+    def _slow_line(self, data: bytes, number: int) -> GedcomLine:
+        """Parse a line the fast check did not accept, warning about everything odd in it."""
+        line, lenient = _parse(data, data, number)
+        if line.eol:
+            self.eol_counts[line.eol] += 1
+            if line.eol != self._eol and self.eol_counts[line.eol] == 1:
+                message = f"line ending {line.eol!r} differs from the first line's {self._eol!r} (kept)"
+                self._warn(number, "mixed-eol", message)
+        body = data[: len(data) - len(line.eol)]
+        if line.level is None:
+            if not body.strip():
+                self._warn(number, "blank-line", "blank line" if not body else "line of only whitespace")
+            else:
+                shown = self.dialect.decode(body[:60])
+                self._warn(number, "not-gedcom", f"not a GEDCOM line: {shown!r} (kept)")
+            return line
+        if lenient:
+            if body[:1] in (b" ", b"\t"):
+                self._warn(number, "leading-space", "leading whitespace before the level")
+            stripped = body.lstrip(b" \t")
+            if stripped[:1] == b"0" and stripped[1:2].isdigit():
+                self._warn(number, "level", "level number with a leading zero")
+            if _STRICT.fullmatch(stripped + line.eol) is None:
+                self._warn(number, "extra-space", "fields separated by more than one space or by tabs")
+        if line.payload is not None and (
+            not line.payload or (line.payload[-1:] in b" \t" and not self.dialect.gedcom7)
+        ):
+            self._warn(number, "trailing-space", "space at the end of the line (kept)")
+        if len(data) > MAX_LINE_551 and not self.dialect.gedcom7:
+            chars = len(self.dialect.decode(data))
+            if chars > MAX_LINE_551:
+                message = f"line of {chars} characters (GEDCOM 5.5.1 allows {MAX_LINE_551})"
+                self._warn(number, "long-line", message)
+        return line
+
+
+def read_bytes(data: bytes) -> GedcomReader:
+    """A reader over bytes in memory (convenience for tests and small inputs).
+
+    >>> [r.tag for r in read_bytes(b"0 HEAD\\n0 TRLR\\n")]
+    ['HEAD', 'TRLR']
+    """
+    return GedcomReader(io.BytesIO(data))
