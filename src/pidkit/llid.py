@@ -54,6 +54,7 @@ VERSA_TYPE: Final = VERSA_BASE + "type"
 
 _PAIR_TYPES: Final[frozenset[type]] = frozenset({list, tuple})
 _pair_types_ok: Final = _PAIR_TYPES.issuperset
+_pair_lengths_ok: Final = frozenset({2}).issuperset
 _join_pair: Final = '","'.join
 #: Bytes that ``json.dumps`` would escape inside an ASCII string (C0 controls, ``"`` and ``\\``).
 _JSON_SPECIAL: Final = bytes(range(0x20)) + b'"\\'
@@ -70,7 +71,11 @@ def _json(pairs: Any) -> bytes:  # Any: callers may pass anything; it is checked
     doubt) use :func:`json.encoder.encode_basestring_ascii`, the very function ``json.dumps`` uses.
     """
     try:
-        if isinstance(pairs, (list, tuple)) and _pair_types_ok(map(type, pairs)):
+        if (
+            isinstance(pairs, (list, tuple))
+            and _pair_types_ok(map(type, pairs))
+            and _pair_lengths_ok(map(len, pairs))
+        ):
             text = '[["' + '"],["'.join(map(_join_pair, pairs)) + '"]]'
             if text.isascii():
                 raw = text.encode()
