@@ -34,12 +34,13 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any, Final, NoReturn, Self, TypeAlias
 
-from .codecs import b64url_decode, b64url_encode
+from .codecs import B64URL_CHARS, b64url_decode, b64url_encode
 from .errors import PidkitError, XarkIdError
 
 __all__ = ["RevisionId", "XarkId"]
@@ -86,6 +87,13 @@ _HEX: Final = frozenset("0123456789abcdefABCDEF")
 _DASHES: Final = (8, 13, 18, 23)  # 0-based dash indices of the 8-4-4-4-12 form
 _VERSION_DIGIT: Final = 12  # 0-based index of the version nibble among the 32 hex digits
 _VARIANT_DIGIT: Final = 16  # 0-based index of the variant nibble among the 32 hex digits
+# well-formed XarkId GUID text in one of the accepted shapes (the slow path explains any mismatch)
+_GUID_FAST: Final = re.compile(
+    r"[0-9A-Fa-f]{12}4[0-9A-Fa-f]{3}8[0-9A-Fa-f]{15}"
+    r"|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-4[0-9A-Fa-f]{3}-8[0-9A-Fa-f]{3}-[0-9A-Fa-f]{12}"
+    r"|\{[0-9A-Fa-f]{12}4[0-9A-Fa-f]{3}8[0-9A-Fa-f]{15}\}"
+    r"|\{[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-4[0-9A-Fa-f]{3}-8[0-9A-Fa-f]{3}-[0-9A-Fa-f]{12}\}"
+)
 _EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 
@@ -554,8 +562,14 @@ def _parse_int(text: str) -> int:
         raise TypeError(f"XarkId text must be str, not {type(text).__name__}")
     n = len(text)
     if n == COMPACT_LEN:
+        # fast path for well-formed input (20 characters = 120 bits exactly: no padding, no spare bits);
+        # anything else goes through the codec's strict decoder, which names the bad character
+        if B64URL_CHARS.issuperset(text):
+            return int.from_bytes(_b64decode(text), "big")
         return int.from_bytes(b64url_decode(text, NBYTES, error=XarkIdError), "big")
     if n in (32, 34, 36, 38):
+        if _GUID_FAST.fullmatch(text):
+            return _from_guid_int(int(text.strip("{}").replace("-", ""), 16))
         return _from_guid_int(_parse_guid_text(text, check_shape=True))
     if n == 0:
         raise XarkIdError("empty XarkId", text=text)
