@@ -172,8 +172,10 @@ LOSSY = [
 
 @pytest.mark.parametrize(("guid", "compact"), LOSSY)
 def test_from_guid_lossy(guid: str, compact: str) -> None:
-    with pytest.raises(XarkIdError):
+    with pytest.raises(XarkIdError) as info:
         XarkId.from_guid(uuid.UUID(guid))
+    assert info.value.position == (15 if guid[14] != "4" else 20)
+    assert info.value.text == guid
     with pytest.raises(XarkIdError):
         XarkId.from_guid(guid)
     with pytest.raises(XarkIdError):

@@ -165,12 +165,17 @@ def _parse_guid_text(text: str, *, check_shape: bool) -> int:
 
 
 def _check_guid_int_shape(guid: int, text: str) -> None:
+    """Check the shape of a :class:`uuid.UUID`; ``text`` is its dashed form (positions 15 and 20)."""
     version = (guid >> 76) & 0xF
     if version != GUID_VERSION:
-        raise XarkIdError(f"not a XarkId GUID: version nibble is {version:x}, expected 4", text=text)
+        raise XarkIdError(
+            f"not a XarkId GUID: version nibble is {version:x}, expected 4", text=text, position=15
+        )
     variant = (guid >> 60) & 0xF
     if variant != GUID_VARIANT_NIBBLE:
-        raise XarkIdError(f"not a XarkId GUID: variant nibble is {variant:x}, expected 8", text=text)
+        raise XarkIdError(
+            f"not a XarkId GUID: variant nibble is {variant:x}, expected 8", text=text, position=20
+        )
 
 
 # --- fast generation -------------------------------------------------------------------------------------
