@@ -1,0 +1,286 @@
+"""GEDCOM reader/writer: byte-exact round trips, encodings, line endings, messy lines, line grammar."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pidkit.errors import GedcomError, PidkitError
+from pidkit.gedcom import GedcomReader, parse_line, read_bytes, write_records
+from pidkit.gedcom.reader import escape_at, is_pointer, unescape_at
+
+GEDCOM_DIR = Path(__file__).parent / "data" / "gedcom"
+ALL_FILES = sorted(GEDCOM_DIR.rglob("*.ged"))
+
+
+def _ids(path: Path) -> str:
+    return path.relative_to(GEDCOM_DIR).as_posix()
+
+
+def _roundtrip(data: bytes, chunk_size: int = 1 << 20) -> bytes:
+    reader = GedcomReader(io.BytesIO(data), chunk_size=chunk_size)
+    return reader.bom + b"".join(rec.raw for rec in reader)
+
+
+def test_fixtures_present() -> None:
+    assert len(ALL_FILES) >= 60
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=_ids)
+def test_round_trip_every_file_through_the_writer(path: Path, tmp_path: Path) -> None:
+    data = path.read_bytes()
+    out = tmp_path / "out.ged"
+    with GedcomReader.open(path) as reader:
+        write_records(out, reader.bom, reader)
+    assert out.read_bytes() == data
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=_ids)
+@pytest.mark.parametrize("chunk_size", [1, 3, 64])
+def test_round_trip_with_small_chunks_and_line_numbers(path: Path, chunk_size: int) -> None:
+    data = path.read_bytes()
+    reader = GedcomReader(io.BytesIO(data), chunk_size=chunk_size)
+    records = list(reader)
+    assert reader.bom + b"".join(line.raw for rec in records for line in rec.lines) == data
+    numbers = [line.number for rec in records for line in rec.lines]
+    assert numbers == list(range(1, len(numbers) + 1))
+
+
+VERSIONS = [
+    ("gedcom7code/5/char_utf8-1.ged", "5.5.1", "utf-8"),
+    ("gedcom7code/5/char_ascii_1.ged", "5.5.1", "ascii"),
+    ("gedcom7code/5/char_ascii_2.ged", "5.5.1", "latin-1"),
+    ("gedcom7code/5/char_utf16le-1.ged", "5.5.1", "utf-16-le"),
+    ("gedcom7code/5/char_utf16le-2.ged", "5.5.1", "utf-16-le"),
+    ("gedcom7code/5/char_utf16be-1.ged", "5.5.1", "utf-16-be"),
+    ("gedcom7code/5/char_utf16be-2.ged", "5.5.1", "utf-16-be"),
+    ("gedcom7code/7/char_utf8-1.ged", "7.0", "utf-8"),
+    ("real/royal92.ged", None, "gedcom"),
+    ("real/bach.ged", "5.5", "utf-8"),
+]
+
+
+@pytest.mark.parametrize(("name", "version", "codec"), VERSIONS, ids=[v[0] for v in VERSIONS])
+def test_version_and_encoding(name: str, version: str | None, codec: str) -> None:
+    with GedcomReader.open(GEDCOM_DIR / name) as reader:
+        assert reader.version == version
+        assert reader.codec == codec
+
+
+@pytest.mark.parametrize("name", ["char_utf16le-1", "char_utf16le-2", "char_utf16be-1", "char_utf16be-2"])
+def test_utf16_fixture_text(name: str) -> None:
+    with GedcomReader.open(GEDCOM_DIR / "gedcom7code" / "5" / f"{name}.ged") as reader:
+        notes = [rec.text(i) for rec in reader for i, line in enumerate(rec.lines) if line.tag == "NOTE"]
+    assert len(notes) == 1
+    assert notes[0].endswith(": ¶ ☺ 𒍅")
+
+
+def _sample(eol: str = "\n") -> str:
+    return eol.join(
+        [
+            "0 HEAD",
+            "1 GEDC",
+            "2 VERS 5.5.1",
+            "1 CHAR UNICODE",
+            "0 @I1@ INDI",
+            "1 NAME José /Müller/",
+            "1 NOTE a@@b 𒍅",
+            "0 TRLR",
+            "",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("codec", "bom"),
+    [
+        ("utf-16-le", b""),
+        ("utf-16-le", codecs.BOM_UTF16_LE),
+        ("utf-16-be", b""),
+        ("utf-16-be", codecs.BOM_UTF16_BE),
+    ],
+    ids=["le", "le-bom", "be", "be-bom"],
+)
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_built_utf16_files(codec: str, bom: bytes, eol: str) -> None:
+    data = bom + _sample(eol).encode(codec)
+    for chunk in (1, 5, 1 << 20):
+        assert _roundtrip(data, chunk) == data
+    reader = read_bytes(data)
+    assert reader.codec == codec
+    assert reader.bom == bom
+    indi = next(rec for rec in reader if rec.tag == "INDI")
+    assert indi.text(1) == "José /Müller/"
+    assert indi.text(2) == "a@b 𒍅"
+
+
+def test_built_ansel_file_with_diacritic() -> None:
+    # ANSEL: the combining acute (0xE2) comes before its base letter; 0xE8 is the diaeresis.
+    data = b"0 HEAD\r\n1 CHAR ANSEL\r\n0 @I1@ INDI\r\n1 NAME Jos\xe2e /M\xe8uller/\r\n0 TRLR\r\n"
+    assert _roundtrip(data) == data
+    reader = read_bytes(data)
+    assert reader.codec == "gedcom"
+    indi = next(rec for rec in reader if rec.tag == "INDI")
+    # the codec gives the combining (decomposed) form
+    assert unicodedata.normalize("NFC", indi.text(1)) == "José /Müller/"
+
+
+@pytest.mark.parametrize(
+    ("charset", "raw", "text"),
+    [("ANSI", b"\x80", "€"), ("IBMPC", b"\x81", "ü"), ("MACINTOSH", b"\x8a", "ä"), ("LATIN1", b"\xe9", "é")],
+)
+def test_eight_bit_charsets(charset: str, raw: bytes, text: str) -> None:
+    data = b"0 HEAD\n1 CHAR " + charset.encode() + b"\n0 @N1@ NOTE x" + raw + b"\n0 TRLR\n"
+    assert _roundtrip(data) == data
+    note = next(rec for rec in read_bytes(data) if rec.tag == "NOTE")
+    assert note.text(0) == "x" + text
+
+
+def test_cr_only_file_streams_and_keeps_endings() -> None:
+    data = _sample("\r").replace("UNICODE", "UTF-8").encode()
+    assert b"\n" not in data
+    for chunk in (1, 2, 7):
+        reader = GedcomReader(io.BytesIO(data), chunk_size=chunk)
+        records = list(reader)
+        assert [r.tag for r in records] == ["HEAD", "INDI", "HEAD"[:0] or "TRLR"]
+        assert {line.eol for r in records for line in r.lines} == {b"\r"}
+        assert reader.bom + b"".join(r.raw for r in records) == data
+
+
+def test_mixed_endings_kept_per_line_with_a_warning() -> None:
+    data = b"0 HEAD\r\n1 CHAR UTF-8\n0 @I1@ INDI\r1 NAME A\r\n0 TRLR"
+    reader = read_bytes(data)
+    records = list(reader)
+    assert [line.eol for r in records for line in r.lines] == [b"\r\n", b"\n", b"\r", b"\r\n", b""]
+    assert [r.tag for r in records] == ["HEAD", "INDI", "TRLR"]
+    assert reader.bom + b"".join(r.raw for r in records) == data
+    assert [w.line for w in reader.warnings if w.kind == "mixed-eol"] == [2, 3]
+
+
+MESSY = (
+    b"0 HEAD\n"  # 1
+    b"1 CHAR UTF-8\n"  # 2
+    b"\n"  # 3 blank
+    b"  0 @I1@ INDI\n"  # 4 leading spaces (still a record)
+    b"1 NAME John  /Doe/ \n"  # 5 trailing space
+    b"1  SEX M\n"  # 6 two delimiters
+    b"this is not gedcom\n"  # 7 stray
+    b"1 NOTE " + b"x" * 300 + b"\n"  # 8 long (5.5.1: 255)
+    b"1 BIRT \n"  # 9 delimiter without value
+    b"0 TRLR\n"  # 10
+    b"\x1a"  # 11 DOS end-of-file mark
+)
+
+
+def test_messy_lines_are_kept_with_warnings_naming_the_line() -> None:
+    reader = read_bytes(MESSY)
+    records = list(reader)
+    assert reader.bom + b"".join(r.raw for r in records) == MESSY
+    assert [r.tag for r in records] == ["HEAD", "INDI", "TRLR"]
+    found = {(w.line, w.kind) for w in reader.warnings}
+    assert found == {
+        (3, "blank-line"),
+        (4, "leading-space"),
+        (5, "trailing-space"),
+        (6, "extra-space"),
+        (7, "not-gedcom"),
+        (8, "long-line"),
+        (9, "trailing-space"),
+        (11, "not-gedcom"),
+    }
+    indi = records[1]
+    assert [line.tag for line in indi.lines] == ["INDI", "NAME", "SEX", None, "NOTE", "BIRT"]
+    assert indi.lines[1].payload == b"John  /Doe/ "
+
+
+def test_truncated_utf16_raises_a_gedcom_error() -> None:
+    with pytest.raises(GedcomError):
+        list(read_bytes(b"\xff\xfe0\x00 \x00H"))
+
+
+def test_at_escapes_per_version() -> None:
+    with GedcomReader.open(GEDCOM_DIR / "gedcom7code" / "5" / "atsign.ged") as reader:
+        notes = {rec.xref: rec.text(0) for rec in reader if rec.tag == "NOTE"}
+    assert notes["@N03@"] == "@ two leading"
+    assert notes["@N05@"] == "doubled @ internal"
+    assert notes["@N19@"] == "@ at at front and @ at after CONC and \n@ at after CONT and @ inside CONT too."
+    with GedcomReader.open(GEDCOM_DIR / "familysearch" / "escapes.ged") as reader:
+        records = list(reader)
+    indi = next(rec for rec in records if rec.tag == "INDI")
+    snotes = {rec.xref: rec.text(0) for rec in records if rec.tag == "SNOTE"}
+    note = next(i for i, line in enumerate(indi.lines) if line.tag == "NOTE")
+    assert indi.text(note) == (
+        "me@example.com is an example email address.\n"
+        "@me and @I are example social media handles.\n"
+        "@@@@ has four @ characters where only the first is escaped."
+    )
+    assert snotes["@N05@"] == "doubled @@ internal has two @ characters, not escaped"
+
+
+def test_pointer_payload_is_not_unescaped() -> None:
+    assert is_pointer("@I1@", gedcom7=True)
+    assert is_pointer("@NoTe ref@", gedcom7=False)
+    assert not is_pointer("@#DJULIAN@", gedcom7=False)
+
+
+# -- property tests -------------------------------------------------------------------------------------
+
+TAGS = st.from_regex(r"_?[A-Z][A-Z0-9_]{0,8}", fullmatch=True)
+XREFS = st.from_regex(r"@[A-Z0-9_]{1,8}@", fullmatch=True)
+VALUES = st.text(
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\r\n\x00"), max_size=40
+)
+EOLS = st.sampled_from(["\n", "\r\n", "\r"])
+
+
+@given(level=st.integers(0, 99), xref=st.none() | XREFS, tag=TAGS, value=st.none() | VALUES, eol=EOLS)
+def test_generated_lines_parse_back(
+    level: int, xref: str | None, tag: str, value: str | None, eol: str
+) -> None:
+    text = f"{level} {xref + ' ' if xref else ''}{tag}{' ' + value if value is not None else ''}{eol}"
+    line = parse_line(text.encode("utf-8"), 7)
+    assert (line.level, line.xref, line.tag, line.eol) == (level, xref, tag, eol.encode())
+    assert line.payload == (value.encode("utf-8") if value is not None else None)
+    assert line.number == 7
+
+
+@given(
+    lines=st.lists(
+        st.tuples(st.integers(0, 3), st.none() | XREFS, TAGS, st.none() | VALUES, EOLS),
+        min_size=1,
+        max_size=30,
+    ),
+    codec=st.sampled_from(["utf-8", "utf-16-le", "utf-16-be"]),
+    chunk=st.sampled_from([1, 4, 1 << 16]),
+)
+@settings(max_examples=200)
+def test_generated_files_round_trip(
+    lines: list[tuple[int, str | None, str, str | None, str]], codec: str, chunk: int
+) -> None:
+    text = "".join(
+        f"{lv} {x + ' ' if x else ''}{t}{' ' + v if v is not None else ''}{e}" for lv, x, t, v, e in lines
+    )
+    data = ("0 HEAD\n" + text).encode(codec)
+    assert _roundtrip(data, chunk) == data
+
+
+@given(data=st.binary(max_size=400), chunk=st.sampled_from([1, 3, 1 << 16]))
+@settings(max_examples=300)
+def test_random_bytes_raise_only_pidkit_errors(data: bytes, chunk: int) -> None:
+    try:
+        reader = GedcomReader(io.BytesIO(data), chunk_size=chunk)
+        out = reader.bom + b"".join(rec.raw for rec in reader for _ in [rec.lines])
+    except PidkitError:
+        return
+    assert out == data
+
+
+@given(text=st.text(max_size=30), gedcom7=st.booleans())
+def test_at_escape_round_trip(text: str, gedcom7: bool) -> None:
+    assert unescape_at(escape_at(text, gedcom7=gedcom7), gedcom7=gedcom7) == text
