@@ -34,10 +34,9 @@ True
 
 from __future__ import annotations
 
-import operator
 import secrets
 from collections.abc import Container
-from itertools import count
+from itertools import accumulate
 from typing import Final, Literal
 
 from .codecs import BETANUMERIC, BETANUMERIC_VALUE
@@ -57,10 +56,11 @@ __all__ = [
 ALPHABET: Final = BETANUMERIC
 _R: Final = len(ALPHABET)  # 29, a prime: what makes NCDA catch every single error and adjacent transposition
 
-# --- NCDA ----------------------------------------------------------------------------------------------
-# Table-driven: the zone is encoded to bytes (one byte per character; non-ASCII becomes "?", which counts
-# 0), bytes.translate maps every byte to its ordinal (0 for non-alphabet characters) in C, and the
-# weighted sum runs in C through map(operator.mul, …).  No per-character Python bytecode.
+# --- NCDA ---------------------------------------------------------------------------------------------
+# Table-driven, no per-character Python bytecode: the zone is encoded to bytes (one byte per character;
+# non-ASCII becomes "?", which counts 0), bytes.translate maps every byte to its ordinal (0 for
+# characters outside the alphabet), and the weighted sum  sum(ordinal_i * i)  is computed in C as the sum
+# of the running totals of the reversed ordinals (ordinal_i appears in exactly i of them).
 _ORDINAL_TABLE: Final = bytes(BETANUMERIC_VALUE.get(chr(b), 0) for b in range(256))
 _MAX_ZONE: Final = 1 << 16
 
@@ -79,8 +79,8 @@ def check_char(zone: str) -> str:
     """
     if len(zone) > _MAX_ZONE:
         raise NoidError(f"check zone longer than {_MAX_ZONE} characters", text=zone)
-    data = zone.encode("ascii", "replace").translate(_ORDINAL_TABLE)
-    return ALPHABET[sum(map(operator.mul, data, count(1))) % _R]
+    raw = zone.encode() if zone.isascii() else zone.encode("ascii", "replace")
+    return ALPHABET[sum(accumulate(raw.translate(_ORDINAL_TABLE)[::-1])) % _R]
 
 
 def verify(id: str) -> bool:
@@ -353,12 +353,13 @@ class Template:
 
 # --- minters -------------------------------------------------------------------------------------------
 
-_ROUNDS: Final = 6
+_ROUNDS: Final = 4  # each round updates both halves, i.e. 8 Feistel half-rounds
 _M64: Final = (1 << 64) - 1
+_GOLDEN: Final = 0x9E3779B97F4A7C15  # odd 64-bit multiplier (2**64 / golden ratio)
 
 
 def _mix64(x: int) -> int:
-    """SplitMix64 finalizer: a fast 64-bit mixing function (any function works as a Feistel round)."""
+    """SplitMix64 finalizer: a 64-bit mixing function (used to derive round keys from the seed)."""
     x &= _M64
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
@@ -366,39 +367,59 @@ def _mix64(x: int) -> int:
 
 
 class _FeistelPermutation:
-    """A keyed bijection on ``[0, size)``: a balanced Feistel network on ``2·half`` bits, cycle-walked.
+    """A keyed bijection on ``[0, size)``: an unbalanced Feistel network on ``bits`` bits, cycle-walked.
 
-    A Feistel network is a permutation of ``[0, 2**(2·half))`` whatever its round function; applying it
-    repeatedly until the value falls below ``size`` ("cycle walking") restricts it to a permutation of
-    ``[0, size)``.  The domain is less than 4·size, so the expected number of walks is below 4.
+    ``x`` is split into a high part ``L`` (``bits // 2`` bits) and a low part ``R`` (the rest); each round
+    does ``L ^= F(R)`` then ``R ^= F(L)`` (each step undoes itself, so the whole is a permutation of
+    ``[0, 2**bits)`` whatever ``F`` is).  Applying it until the value falls below ``size`` ("cycle
+    walking") restricts it to a permutation of ``[0, size)``; as ``2**bits < 2·size`` the expected number
+    of walks is below 2.  ``F`` is a keyed multiplicative hash (the top bits of ``(v + key)·φ mod 2**64``),
+    widened with SplitMix64 for halves over 64 bits (templates with more than 2**128 ids).
     """
 
-    __slots__ = ("_half", "_keys", "_mask", "_size")
+    __slots__ = ("_hi_bits", "_keys", "_lo_bits", "_pairs", "_size")
 
     def __init__(self, size: int, seed: int) -> None:
-        half = max(1, ((size - 1).bit_length() + 1) // 2)
+        bits = max(2, (size - 1).bit_length())
         self._size = size
-        self._half = half
-        self._mask = (1 << half) - 1
-        self._keys = tuple(_mix64(seed * _ROUNDS + r + 0x9E3779B97F4A7C15) for r in range(_ROUNDS))
+        self._hi_bits = bits // 2
+        self._lo_bits = bits - bits // 2
+        self._keys = tuple(_mix64(seed * 2 * _ROUNDS + r + _GOLDEN) for r in range(2 * _ROUNDS))
+        self._pairs = tuple(zip(self._keys[::2], self._keys[1::2], strict=True))
 
-    def _round(self, value: int, key: int) -> int:
-        # The round function must cover all `half` bits; widen the 64-bit mix for very large domains.
-        out = _mix64(value ^ key)
-        bits = 64
-        while bits < self._half:
-            out = (out << 64) | _mix64(out ^ key ^ bits)
-            bits += 64
-        return out & self._mask
+    @staticmethod
+    def _f(value: int, key: int, width: int) -> int:
+        if width <= 64:
+            return (((value + key) * _GOLDEN) & _M64) >> (64 - width)
+        out, have = 0, 0
+        while have < width:  # very large domains: concatenate 64-bit mixes
+            out = (out << 64) | _mix64(value ^ key ^ have)
+            have += 64
+        return out >> (have - width)
 
     def __call__(self, x: int) -> int:
-        half, mask = self._half, self._mask
+        hi_bits, lo_bits, size = self._hi_bits, self._lo_bits, self._size
+        lo_mask = (1 << lo_bits) - 1
+        pairs = self._pairs
+        if lo_bits > 64:
+            f = self._f
+            while True:
+                left, right = x >> lo_bits, x & lo_mask
+                for k1, k2 in pairs:
+                    left ^= f(right, k1, hi_bits)
+                    right ^= f(left, k2, lo_bits)
+                x = (left << lo_bits) | right
+                if x < size:
+                    return x
+        # the same rounds with F inlined (the common case: at most 2**128 ids)
+        hi_shift, lo_shift = 64 - hi_bits, 64 - lo_bits
         while True:
-            left, right = x >> half, x & mask
-            for key in self._keys:
-                left, right = right, left ^ self._round(right, key)
-            x = (left << half) | right
-            if x < self._size:
+            left, right = x >> lo_bits, x & lo_mask
+            for k1, k2 in pairs:
+                left ^= (((right + k1) * _GOLDEN) & _M64) >> hi_shift
+                right ^= (((left + k2) * _GOLDEN) & _M64) >> lo_shift
+            x = (left << lo_bits) | right
+            if x < size:
                 return x
 
 

@@ -85,6 +85,18 @@ _PATH_CHARS: Final = frozenset(_LETTERS_DIGITS + "-._~!$&'()*+,;=:@%/")
 _QUERY_CHARS: Final = frozenset(chr(c) for c in range(0x21, 0x7F))
 _SCHEMES: Final = ("https://", "http://")
 
+# Whole-part validators (fast path; on a mismatch a character loop finds the position to report).
+_REST_RE: Final = re.compile(
+    "(?:["
+    + re.escape("".join(sorted(NAME_CHARS)) + HYPHEN + STRUCTURAL + HYPHEN_LIKE)
+    + "]|%[0-9A-Fa-f]{2})*"
+)
+_NAAN_RE: Final = re.compile("[" + re.escape("".join(sorted(_NAAN_CHARS))) + "]*")
+_QUERY_RE: Final = re.compile("[\\x21-\\x7e]*")
+_NAME_SPAN_RE: Final = re.compile(r"[./]*([^./]*)")  # always matches
+_HOST_RE: Final = re.compile("[" + re.escape("".join(sorted(_HOST_CHARS))) + "]*")
+_PATH_RE: Final = re.compile("[" + re.escape("".join(sorted(_PATH_CHARS))) + "]*")
+
 #: Where :meth:`Ark.to_url` points by default: N2T, the resolver of last resort (§3.3).
 DEFAULT_RESOLVER: Final = "https://n2t.net/"
 
@@ -135,7 +147,7 @@ SHARED_NAANS: Final[dict[str, SharedNaan]] = {
 # --- §3.2 normalization, one function per step ---------------------------------------------------------
 # Each step takes and returns the ARK string; `normalize` runs them in order on validated input.
 
-_HYPHENS_TABLE: Final = str.maketrans("", "", HYPHEN + HYPHEN_LIKE)
+_HYPHENS_RE: Final = re.compile("[" + re.escape(HYPHEN + HYPHEN_LIKE) + "]")
 _PERCENT_RE: Final = re.compile(r"%[0-9a-fA-F]{2}")
 _STRUCTURAL_RUN_RE: Final = re.compile(r"([./])[./]+")
 _SEGMENT_RE: Final = re.compile(r"[./][^./]*")
@@ -218,7 +230,7 @@ def remove_hyphens(text: str) -> str:
     'ark:12345/x54xz321'
     """
     # draft-kunze-ark-40 §3.2 step 6 (and §3.1: hyphens are identity inert)
-    return text.translate(_HYPHENS_TABLE)
+    return _HYPHENS_RE.sub("", text)
 
 
 def remove_inflection(text: str) -> str:
@@ -340,6 +352,8 @@ def _check_nma(text: str, start: int, end: int) -> None:
     host_end = end if slash < 0 else slash
     if host_end <= start:
         raise _fail("empty NMA host before '/ark:'", text, start + 1)
+    if _HOST_RE.fullmatch(text, start, host_end) and _PATH_RE.fullmatch(text, host_end, end):
+        return
     for i in range(start, host_end):
         if text[i] not in _HOST_CHARS:
             raise _fail(f"character {text[i]!r} not allowed in an NMA host", text, i + 1)
@@ -436,40 +450,38 @@ class Ark:
         # Inflection / query string: from the first '?' (§3.2 step 2).
         q = text.find("?", naan_at)
         end = len(text) if q < 0 else q
-        for i in range(end + 1, len(text)):
-            if text[i] not in _QUERY_CHARS:
-                raise _fail(f"character {text[i]!r} not allowed in a query string", text, i + 1)
+        if q >= 0 and not _QUERY_RE.fullmatch(text, end + 1):
+            for i in range(end + 1, len(text)):
+                if text[i] not in _QUERY_CHARS:
+                    raise _fail(f"character {text[i]!r} not allowed in a query string", text, i + 1)
 
         # §2.3: NAAN up to the next '/', betanumeric, at least one character.
         slash = text.find("/", naan_at, end)
         naan_end = end if slash < 0 else slash
-        for i in range(naan_at, naan_end):
-            if text[i] not in _NAAN_CHARS:
-                raise _fail(f"NAAN character {text[i]!r} is not betanumeric (§2.3)", text, i + 1)
+        if not _NAAN_RE.fullmatch(text, naan_at, naan_end):
+            for i in range(naan_at, naan_end):
+                if text[i] not in _NAAN_CHARS:
+                    raise _fail(f"NAAN character {text[i]!r} is not betanumeric (§2.3)", text, i + 1)
         naan = text[naan_at:naan_end]
-        if not remove_hyphens(naan):
+        if not naan.strip(HYPHEN + HYPHEN_LIKE):
             raise _fail("no NAAN after the label", text, naan_at + 1)
         if slash < 0:
             raise _fail("no '/' and Name after the NAAN", text, naan_end + 1)
 
         # §3.1: Name and Qualifiers repertoire, %-encoding.
         rest_at = slash + 1
-        for i in range(rest_at, end):
-            c = text[i]
-            if c not in _NAME_REPERTOIRE:
-                raise _fail(f"character {c!r} not allowed in an ARK (%-encode it)", text, i + 1)
-            if c == PERCENT:
-                _check_percent(text, i, end)
+        if not _REST_RE.fullmatch(text, rest_at, end):
+            for i in range(rest_at, end):
+                c = text[i]
+                if c not in _NAME_REPERTOIRE:
+                    raise _fail(f"character {c!r} not allowed in an ARK (%-encode it)", text, i + 1)
+                if c == PERCENT:
+                    _check_percent(text, i, end)
         rest = text[rest_at:end]
 
         # §2.4: the Name runs to the first structural character; leading ones are separators (step 8).
-        name_start = 0
-        while name_start < len(rest) and rest[name_start] in STRUCTURAL:
-            name_start += 1
-        name_end = name_start
-        while name_end < len(rest) and rest[name_end] not in STRUCTURAL:
-            name_end += 1
-        if not remove_hyphens(rest[name_start:name_end]):
+        name_start, name_end = _NAME_SPAN_RE.match(rest).span(1)  # type: ignore[union-attr]
+        if not rest[name_start:name_end].strip(HYPHEN + HYPHEN_LIKE):
             raise _fail("no Name after the NAAN", text, rest_at + 1)
 
         self = object.__new__(cls)
