@@ -374,7 +374,13 @@ class _FeistelPermutation:
     ``[0, 2**bits)`` whatever ``F`` is).  Applying it until the value falls below ``size`` ("cycle
     walking") restricts it to a permutation of ``[0, size)``; as ``2**bits < 2·size`` the expected number
     of walks is below 2.  ``F`` is a keyed multiplicative hash (the top bits of ``(v + key)·φ mod 2**64``),
-    widened with SplitMix64 for halves over 64 bits (templates with more than 2**128 ids).
+    widened with SplitMix64 for halves over 64 bits (templates with more than 2**128 ids).  The round
+    keys are ``k_r = splitmix64(seed·8 + r + φ)`` for ``r = 0 … 7``, round ``i`` using ``k_2i`` and
+    ``k_2i+1``.
+
+    This construction is part of every stored minter's state (the store keeps only seed and counter):
+    changing it would make existing minters re-mint old ids.  ``tests/test_noid.py`` pins it against an
+    independent implementation of this description.
     """
 
     __slots__ = ("_hi_bits", "_keys", "_lo_bits", "_pairs", "_size")
