@@ -1,0 +1,381 @@
+"""The REST API (JSON, OpenAPI at ``/openapi.json``): mint, bind, fetch, tombstone, list, import, export.
+
+Every write needs an API key (``pidkit apikey create``) sent as ``Authorization: Bearer <key>``; the
+store checks it (hashed, constant-time) and the key's scope — a NAAN, optionally one shoulder — must
+cover every id written.  Reading a public binding needs no key.
+
+=====================================================  ===============================================
+``POST /api/v1/mint``                                  mint ``count`` ARKs on a NAAN's shoulder
+``PUT /api/v1/bindings``                               create or update a binding (201 when created)
+``GET /api/v1/bindings?ark=…``                         fetch a binding
+``POST /api/v1/tombstones``                            withdraw an ARK for good (never reissued)
+``GET /api/v1/naans/{naan}/bindings``                  list a NAAN's (or a shoulder's) bindings, paged
+``POST /api/v1/import``                                JSON Lines in (all or nothing)
+``GET /api/v1/export``                                 JSON Lines out (the key's NAAN / shoulder)
+=====================================================  ===============================================
+
+Free text is refused (422, naming the field) when it contains NUL or unpaired surrogates — neither
+survives a database round trip.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterator
+from typing import Annotated, Any, Final, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from ..ark import Ark
+from ..errors import PidkitError
+from ..noid import Template
+from ..store import ApiKey, Binding, Erc, Store, validate_target
+from .app import ApiError, store_of
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+
+#: Most ids minted in one request (bulk minting beyond that: the CLI, ``pidkit mint``).
+MAX_MINT: Final = 10_000
+MAX_TEXT: Final = 10_000
+MAX_PAGE: Final = 1000
+
+_bearer = HTTPBearer(auto_error=False, description="An API key from `pidkit apikey create`.")
+
+
+def _clean_text(value: str) -> str:
+    """Refuse NUL and unpaired surrogates (they cannot be stored)."""
+    for i, c in enumerate(value, 1):
+        if c == "\x00" or unicodedata.category(c) == "Cs":
+            raise ValueError(f"character U+{ord(c):04X} not allowed (position {i})")
+    return value
+
+
+Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(_clean_text)]
+IdText = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_clean_text)]
+
+
+class ErcIn(BaseModel):
+    """An ERC segment: who / what / when / where (draft-kunze-ark-40 §5.3)."""
+
+    model_config = ConfigDict(extra="forbid")
+    who: Text = ""
+    what: Text = ""
+    when: Text = ""
+    where: Text = ""
+
+    def to_erc(self) -> Erc:
+        """The store's :class:`~pidkit.store.Erc`."""
+        return Erc(who=self.who, what=self.what, when=self.when, where=self.where)
+
+
+class ErcOut(BaseModel):
+    """An ERC segment as stored."""
+
+    who: str
+    what: str
+    when: str
+    where: str
+
+
+class MintIn(BaseModel):
+    """Mint ``count`` ids on ``shoulder`` of ``naan`` (with the minter whose template has that prefix)."""
+
+    model_config = ConfigDict(extra="forbid")
+    naan: IdText
+    shoulder: Text = ""
+    count: int = Field(1, ge=1, le=MAX_MINT)
+
+
+class MintOut(BaseModel):
+    """The minted ARKs, in minting order."""
+
+    arks: list[str]
+
+
+class BindingIn(BaseModel):
+    """Create or update the binding of an ARK."""
+
+    model_config = ConfigDict(extra="forbid")
+    ark: IdText
+    target: IdText | None = None
+    erc: ErcIn | None = None
+    support: ErcIn | None = None
+    passthrough: bool = False
+    status: Literal["public", "reserved"] = "public"
+
+
+class BindingOut(BaseModel):
+    """A binding as stored (``key``: the normalized ARK; ``text``: as first given)."""
+
+    kind: str
+    key: str
+    text: str
+    target: str | None
+    erc: ErcOut
+    support: ErcOut
+    passthrough: bool
+    status: str
+    tombstone_reason: str | None = None
+    tombstoned_at: str | None = None
+    created: str | None = None
+    updated: str | None = None
+
+
+class TombstoneIn(BaseModel):
+    """Withdraw ``ark`` for good, saying why."""
+
+    model_config = ConfigDict(extra="forbid")
+    ark: IdText
+    reason: Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_clean_text)]
+
+
+class BindingList(BaseModel):
+    """One page of bindings; pass ``next`` as ``after`` for the following page (``null`` at the end)."""
+
+    bindings: list[BindingOut]
+    next: str | None
+
+
+class ImportOut(BaseModel):
+    """Result of an import: lines read, bindings created and updated."""
+
+    lines: int
+    created: int
+    updated: int
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong, and which request field it concerns."""
+
+    status: int
+    message: str
+    field: str | None = None
+
+
+class ErrorOut(BaseModel):
+    """Every API error."""
+
+    error: ErrorDetail
+
+
+_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
+    code: {"model": ErrorOut, "description": text}
+    for code, text in (
+        (400, "bad input (the message names the input and position)"),
+        (401, "missing or unknown API key"),
+        (403, "the API key does not cover this NAAN / shoulder"),
+        (404, "not found"),
+        (409, "conflict (tombstoned, exhausted)"),
+        (413, "request body too large"),
+        (422, "invalid request (the error names the field)"),
+        (503, "store unavailable; retry"),
+    )
+}
+
+
+def _binding_out(b: Binding) -> dict[str, Any]:
+    d = b.to_dict()
+    return {k: d[k] for k in BindingOut.model_fields}
+
+
+def _parse_ark(text: str, field: str) -> Ark:
+    try:
+        return Ark.parse(text).normalize()
+    except PidkitError as exc:
+        raise ApiError(400, str(exc), field=field) from None
+
+
+def _key(request: Request, credentials: HTTPAuthorizationCredentials | None) -> ApiKey:
+    if credentials is None:
+        raise ApiError(401, "an API key is required (Authorization: Bearer <key>)", field="Authorization",
+                       headers={"WWW-Authenticate": "Bearer"})
+    key = store_of(request).verify_api_key(credentials.credentials)
+    if key is None:
+        raise ApiError(401, "unknown or revoked API key", field="Authorization",
+                       headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    return key
+
+
+def api_key(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> ApiKey:
+    """The verified API key of the request (401 without one)."""
+    return _key(request, credentials)
+
+
+def optional_key(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> ApiKey | None:
+    """The verified API key if one was sent."""
+    return None if credentials is None else _key(request, credentials)
+
+
+def _require(key: ApiKey, naan: str, shoulder: str | None, field: str) -> None:
+    if not key.allows(naan, shoulder or None):
+        scope = key.naan + (f"/{key.shoulder}" if key.shoulder else "")
+        where = naan + (f"/{shoulder}" if shoulder else "")
+        raise ApiError(403, f"this API key is scoped to {scope}, not {where}", field=field)
+
+
+def _minter_for(store: Store, naan: str, shoulder: str) -> str:
+    for m in store.list_minters():
+        if m.naan == naan and Template.parse(m.template).prefix == shoulder:
+            return m.name
+    raise ApiError(404, f"no minter for shoulder {shoulder!r} of NAAN {naan}", field="shoulder")
+
+
+@router.post("/mint", status_code=201, response_model=MintOut, responses=_ERRORS)
+def mint(request: Request, body: MintIn, key: Annotated[ApiKey, Depends(api_key)]) -> dict[str, Any]:
+    """Mint one or many ARKs on a shoulder (ids never minted twice, tombstones never reissued)."""
+    _require(key, body.naan, body.shoulder, "shoulder")
+    store = store_of(request)
+    minter = _minter_for(store, body.naan, body.shoulder)
+    return {"arks": store.mint(minter, body.count)}
+
+
+@router.put("/bindings", response_model=BindingOut, responses={**_ERRORS, 201: {"model": BindingOut}})
+def put_binding(request: Request, body: BindingIn, key: Annotated[ApiKey, Depends(api_key)]) -> Response:
+    """Create (201) or update (200) the binding of an ARK; its target must be an http(s) URL."""
+    ark = _parse_ark(body.ark, "ark")
+    _require(key, ark.naan, ark.shoulder, "ark")
+    if body.target is not None:
+        try:
+            validate_target(body.target)
+        except PidkitError as exc:
+            raise ApiError(400, str(exc), field="target") from None
+    elif body.status == "public":
+        raise ApiError(422, "a public binding needs a target URL", field="target")
+    store = store_of(request)
+    existed = store.get_binding(body.ark) is not None
+    b = store.bind(
+        body.ark, body.target,
+        erc=body.erc.to_erc() if body.erc else None,
+        support=body.support.to_erc() if body.support else None,
+        passthrough=body.passthrough, status=body.status,
+    )  # fmt: skip
+    return JSONResponse(_binding_out(b), status_code=200 if existed else 201)
+
+
+@router.get("/bindings", response_model=BindingOut, responses=_ERRORS)
+def get_binding(
+    request: Request,
+    ark: Annotated[str, Query(min_length=1, max_length=4096)],
+    key: Annotated[ApiKey | None, Depends(optional_key)],
+) -> dict[str, Any]:
+    """Fetch the binding of an ARK (any spelling); a reserved one only with a key that covers it."""
+    parsed = _parse_ark(ark, "ark")
+    b = store_of(request).get_binding(str(parsed))
+    hidden = b is not None and b.status == "reserved" and (
+        key is None or not key.allows(parsed.naan, parsed.shoulder or None))
+    if b is None or hidden:
+        raise ApiError(404, f"{parsed} is not bound", field="ark")
+    return _binding_out(b)
+
+
+@router.post("/tombstones", response_model=BindingOut, responses=_ERRORS)
+def tombstone(
+    request: Request, body: TombstoneIn, key: Annotated[ApiKey, Depends(api_key)]
+) -> dict[str, Any]:
+    """Withdraw an ARK for good: it then answers 410 and is never bound or minted again (idempotent)."""
+    ark = _parse_ark(body.ark, "ark")
+    _require(key, ark.naan, ark.shoulder, "ark")
+    return _binding_out(store_of(request).tombstone(body.ark, body.reason))
+
+
+@router.get("/naans/{naan}/bindings", response_model=BindingList, responses=_ERRORS)
+def list_bindings(
+    request: Request,
+    naan: str,
+    key: Annotated[ApiKey, Depends(api_key)],
+    shoulder: Annotated[str | None, Query(max_length=64)] = None,
+    after: Annotated[str | None, Query(max_length=4096)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+) -> dict[str, Any]:
+    """List the ARKs bound under a NAAN (or one shoulder of it), in key order, ``limit`` at a time."""
+    _require(key, naan, shoulder if shoulder is not None else key.shoulder, "naan")
+    for name, value in (("shoulder", shoulder), ("after", after)):
+        if value is not None:
+            try:
+                _clean_text(value)
+            except ValueError as exc:
+                raise ApiError(422, str(exc), field=name) from None
+    page = store_of(request).list_bindings(naan, shoulder=shoulder or key.shoulder, after=after, limit=limit)
+    return {"bindings": [_binding_out(b) for b in page], "next": page[-1].key if len(page) == limit else None}
+
+
+_JSONL_BODY: Final = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        "description": "JSON Lines as written by the export: one binding per line.",
+    }
+}
+
+
+@router.post("/import", response_model=ImportOut, responses=_ERRORS, openapi_extra=_JSONL_BODY)
+async def import_jsonl(request: Request, key: Annotated[ApiKey, Depends(api_key)]) -> dict[str, Any]:
+    """Import bindings from JSON Lines in one transaction: any bad line rejects the whole import (422,
+    every bad line listed).  Every ARK must be under the key's scope; other id kinds need a key for a
+    whole NAAN."""
+    raw = await request.body()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, f"body is not UTF-8 (byte {exc.start + 1})", field="body") from None
+    lines = text.splitlines()
+    _check_import_scope(key, lines)
+    store = store_of(request)
+    report = await run_in_threadpool(store.import_jsonl, lines)
+    return {"lines": report.lines, "created": report.created, "updated": report.updated}
+
+
+def _check_import_scope(key: ApiKey, lines: list[str]) -> None:
+    """403 naming the first line whose id the key does not cover (lines the store will reject anyway
+    for being malformed are left to it)."""
+    for number, line in enumerate(lines, 1):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+            continue
+        if obj.get("kind") == "ark":
+            try:
+                ark = Ark.parse(obj["text"]).normalize()
+            except PidkitError:
+                continue
+            if not key.allows(ark.naan, ark.shoulder or None):
+                raise ApiError(403, f"line {number}: {ark} is outside this API key's scope", field="body")
+        elif key.shoulder is not None:
+            raise ApiError(403, f"line {number}: only a key for a whole NAAN may import other id kinds",
+                           field="body")
+
+
+@router.get(
+    "/export",
+    responses={**_ERRORS, 200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+                                "description": "JSON Lines, one binding per line"}},
+    response_class=StreamingResponse,
+)
+def export_jsonl(request: Request, key: Annotated[ApiKey, Depends(api_key)]) -> StreamingResponse:
+    """Export the ARK bindings under the key's NAAN (and shoulder) as JSON Lines, streamed."""
+    store = store_of(request)
+
+    def lines() -> Iterator[str]:
+        after: str | None = None
+        while True:
+            page = store.list_bindings(key.naan, shoulder=key.shoulder, after=after, limit=MAX_PAGE)
+            for b in page:
+                yield json.dumps(b.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
+            if len(page) < MAX_PAGE:
+                return
+            after = page[-1].key
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")
