@@ -9,6 +9,7 @@ undecorated function).  The peer's checks use ``re.match(...$)`` and accept a tr
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from atproto_client.models import string_formats
 
@@ -30,6 +31,17 @@ def _peer_accepts(fn: object, text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _pair(
+    ours: Callable[[], object], peer: Callable[[], object], number: int, repeat: int
+) -> tuple[float, float]:
+    """Best times of ``ours`` and ``peer``, measured alternately (a busy machine hits both alike)."""
+    best_ours = best_peer = float("inf")
+    for _ in range(3):
+        best_peer = min(best_peer, per_call(peer, number=number, repeat=repeat))
+        best_ours = min(best_ours, per_call(ours, number=number, repeat=repeat))
+    return best_ours, best_peer
 
 
 def run(quick: bool) -> list[Result]:
@@ -60,8 +72,9 @@ def run(quick: bool) -> list[Result]:
         f"peer accepts {TID + chr(10)!r}: {_peer_accepts(peer_validate_tid, TID + chr(10))}; "
         f"pidkit: {is_valid_tid(TID + chr(10))}"
     )
-    peer_tid_s = per_call(lambda: peer_validate_tid(TID, None), number=number, repeat=repeat)
-    ours_tid_s = per_call(lambda: is_valid_tid(TID), number=number, repeat=repeat)
+    ours_tid_s, peer_tid_s = _pair(
+        lambda: is_valid_tid(TID), lambda: peer_validate_tid(TID, None), number, repeat
+    )
     results.append(
         Result(
             "validate a TID",
@@ -90,8 +103,9 @@ def run(quick: bool) -> list[Result]:
         f"peer accepts {'self' + chr(10)!r}: {_peer_accepts(peer_validate_rkey, 'self' + chr(10))}; "
         f"pidkit: {is_valid_record_key('self' + chr(10))}"
     )
-    peer_rkey_s = per_call(lambda: peer_validate_rkey(RKEY, None), number=number, repeat=repeat)
-    ours_rkey_s = per_call(lambda: is_valid_record_key(RKEY), number=number, repeat=repeat)
+    ours_rkey_s, peer_rkey_s = _pair(
+        lambda: is_valid_record_key(RKEY), lambda: peer_validate_rkey(RKEY, None), number, repeat
+    )
     results.append(
         Result(
             "validate a record key",
