@@ -1,9 +1,143 @@
-"""``pidkit`` commands: serve (being written)."""
+"""``pidkit serve``: the resolver, REST API and web pages (uvicorn), on SQLite or PostgreSQL.
+
+``--demo`` (what ``make demo`` runs) opens ``DATA_DIR/pidkit-demo.db`` (default ``demo-data/``), seeds
+NAAN 99999 with shoulder fk4 and a few bindings (idempotent), prints a fresh API key once and the URL.
+With ``$PIDKIT_DATABASE_URL`` / ``--db postgresql://…`` several instances (``--workers`` or separate
+processes) serve one database.
+
+>>> import argparse
+>>> p = argparse.ArgumentParser(); register(p.add_subparsers())
+>>> p.parse_args(["serve", "--demo", "--port", "0"]).port
+0
+"""
 
 from __future__ import annotations
 
-from ._common import Subparsers
+import argparse
+import errno
+import os
+import socket
+import sys
+import urllib.parse
+from pathlib import Path
+from typing import Final
+
+from ._common import EXIT_OK, EXIT_USAGE, CliError, Subparsers, add_db_option
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8000
+DEMO_DIR: Final = "demo-data"
+DEMO_DB: Final = "pidkit-demo.db"
+APP_FACTORY: Final = "pidkit.web.app:app_from_env"
 
 
 def register(sub: Subparsers) -> None:
-    """Add this module's commands to ``sub``."""
+    """Add ``serve`` to ``sub``."""
+    p = sub.add_parser(
+        "serve",
+        help="run the ARK resolver, REST API and web pages",
+        description="Serve the resolver (/ark:…, ?info, /id/…), the REST API (/api/v1, /openapi.json) "
+        "and the web pages from one store.",
+    )
+    add_db_option(p)
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port (default {DEFAULT_PORT}; 0: any free port)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--demo", action="store_true",
+                   help="seed demo data (NAAN 99999, shoulder fk4) in DATA_DIR/pidkit-demo.db "
+                   "unless --db is given; if the port is taken, use a free one")
+    p.add_argument("--data-dir", metavar="DIR", help=f"where --demo keeps its database (default {DEMO_DIR}/)")
+    p.add_argument("--max-body", type=int, metavar="BYTES", help="largest request body (default 8 MiB)")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(func=cmd_serve)
+
+
+def redact(url: str) -> str:
+    """A store URL safe to print: the password replaced by ``***``.
+
+    >>> redact("postgresql://u:secret@h:5432/db"), redact("sqlite:///x.db")
+    ('postgresql://u:***@h:5432/db', 'sqlite:///x.db')
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def _bind(host: str, port: int, *, fallback: bool) -> socket.socket:
+    """Listen on host:port; if the port is taken, pick a free one (``fallback``) or fail clearly."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            sock.close()
+            raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        if not fallback:
+            sock.close()
+            raise CliError(f"port {port} on {host} is already in use; choose another with --port") from None
+        sock.bind((host, 0))
+        print(f"pidkit serve: port {port} is in use; using port {sock.getsockname()[1]} instead",
+              file=sys.stderr, flush=True)
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Open (and for ``--demo`` seed) the store, listen, print the URL, serve until interrupted."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from ..store import default_url, open_store
+    from ..web.demo import new_demo_key, seed_demo
+    from ..web.settings import Settings
+
+    if args.workers < 1:
+        raise CliError("--workers must be at least 1", EXIT_USAGE)
+    url: str | None = args.db
+    if args.demo and url is None:
+        data = Path(args.data_dir or DEMO_DIR).resolve()
+        data.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{data / DEMO_DB}"
+    if url:
+        os.environ["PIDKIT_DATABASE_URL"] = url  # the worker processes read their configuration from here
+    if args.max_body is not None:
+        if args.max_body < 1:
+            raise CliError("--max-body must be positive", EXIT_USAGE)
+        os.environ["PIDKIT_MAX_BODY"] = str(args.max_body)
+    settings = Settings.from_env()  # fail now, not in every worker, on a bad variable
+
+    with open_store(settings.database_url) as store:  # creates / migrates the schema once, up front
+        if args.demo:
+            arks = seed_demo(store)
+            secret = new_demo_key(store)
+    sock = _bind(args.host, args.port, fallback=args.demo)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}/"
+    out = sys.stdout
+    print(f"pidkit serve: store {redact(settings.database_url or default_url())}", file=out)
+    if args.demo:
+        print("demo ARKs (NAAN 99999, shoulder fk4):", file=out)
+        for d in arks:
+            print(f"  {base}{d.ark}  ({d.role})", file=out)
+        if arks:
+            print(f"  {base}{arks[0].ark}?info  (its ERC record)", file=out)
+        print(f"demo API key for NAAN 99999 (shown once): {secret}", file=out)
+    print(f"pidkit serve: listening on {base}", file=out, flush=True)
+
+    config = uvicorn.Config(APP_FACTORY, factory=True, workers=args.workers, log_level=args.log_level,
+                            host=args.host, port=port, proxy_headers=False, server_header=False)
+    try:
+        if args.workers > 1:
+            Multiprocess(config, sockets=[sock]).run()
+        else:
+            uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+    return EXIT_OK
