@@ -83,6 +83,11 @@ def test_check_char_matches_reference(zone: str) -> None:
     assert check_char(zone) == reference_check_char(zone)
 
 
+@given(st.text(max_size=80))
+def test_verify_matches_reference(full: str) -> None:
+    assert verify(full) == (len(full) >= 2 and reference_check_char(full[:-1]) == full[-1])
+
+
 @given(st.text(alphabet=ALPHABET, min_size=1, max_size=27), st.data())
 def test_ncda_detects_single_substitutions(zone: str, data: st.DataObject) -> None:
     full = zone + check_char(zone)

@@ -96,9 +96,11 @@ def verify(id: str) -> bool:
     >>> verify("")
     False
     """
-    if len(id) < 2 or len(id) > _MAX_ZONE:
+    if not 2 <= len(id) <= _MAX_ZONE:
         return False
-    return check_char(id[:-1]) == id[-1]
+    raw = id.encode() if id.isascii() else id.encode("ascii", "replace")
+    # the same sum as check_char, over every character but the last (reversed, skipping the last)
+    return ALPHABET[sum(accumulate(raw.translate(_ORDINAL_TABLE)[-2::-1])) % _R] == id[-1]
 
 
 # --- templates -----------------------------------------------------------------------------------------
@@ -134,13 +136,15 @@ class Template:
     Template.parse('fk4.reedeedk')
     """
 
-    __slots__ = ("_check", "_digits", "_generator", "_prefix", "_text")
+    __slots__ = ("_check", "_digits", "_fixed", "_generator", "_places", "_prefix", "_text")
 
     _text: str
     _prefix: str
     _generator: Generator
     _digits: tuple[int, ...]
     _check: bool
+    _fixed: int  # how many ids the mask holds at its written length
+    _places: tuple[tuple[int, int], ...]  # (place value, radix) per mask position, most significant first
 
     def __init__(self) -> None:
         raise TypeError("use Template.parse(text)")
@@ -192,6 +196,13 @@ class Template:
         object.__setattr__(self, "_generator", mask[0])
         object.__setattr__(self, "_digits", tuple(DIGIT_RADIX[c] for c in body))
         object.__setattr__(self, "_check", has_check)
+        digits = self._digits
+        places, place = [], 1
+        for radix in reversed(digits):
+            places.append((place, radix))
+            place *= radix
+        object.__setattr__(self, "_fixed", place)
+        object.__setattr__(self, "_places", tuple(reversed(places)))
         return self
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -242,12 +253,7 @@ class Template:
         >>> Template.parse(".rde").capacity
         290
         """
-        if self._generator == "z":
-            return None
-        product = 1
-        for radix in self._digits:
-            product *= radix
-        return product
+        return None if self._generator == "z" else self._fixed
 
     # --- ordinal <-> id ---
 
@@ -268,22 +274,21 @@ class Template:
             raise TypeError(f"ordinal must be an int, got {type(ordinal).__name__}")
         if ordinal < 0:
             raise NoidError(f"negative ordinal {ordinal}", text=self._text)
-        chars: list[str] = []
-        n = ordinal
-        for radix in reversed(self._digits):
-            n, digit = divmod(n, radix)
-            chars.append(ALPHABET[digit])
-        if n:
-            if self._generator != "z":
-                raise NoidError(
-                    f"ordinal {ordinal} outside the template's capacity {self.capacity}", text=self._text
-                )
-            radix = self._digits[0]  # z: the leftmost mask character repeats as the id grows
-            while n:
-                n, digit = divmod(n, radix)
-                chars.append(ALPHABET[digit])
-        chars.reverse()
-        out = self._prefix + "".join(chars)
+        if ordinal < self._fixed:  # mixed radix, most significant first
+            body = "".join([ALPHABET[ordinal // place % radix] for place, radix in self._places])
+        elif self._generator != "z":
+            message = f"ordinal {ordinal} outside the template's capacity {self._fixed}"
+            raise NoidError(message, text=self._text)
+        else:  # z: the leftmost mask character repeats as the id grows
+            high, low = divmod(ordinal, self._fixed)
+            radix, grown = self._digits[0], []
+            while high:
+                high, digit = divmod(high, radix)
+                grown.append(ALPHABET[digit])
+            body = "".join(reversed(grown)) + "".join(
+                [ALPHABET[low // place % r] for place, r in self._places]
+            )
+        out = self._prefix + body
         if self._check:
             out += check_char(f"{naan}/{out}" if naan else out)
         return out
@@ -572,14 +577,17 @@ class Minter:
         """
         if n < 0:
             raise NoidError(f"negative count {n}")
+        if n:
+            self.ordinal_for(counter)  # type and range checks of the first counter
+        capacity, perm, id_at, naan = self.capacity, self._perm, self._template.id_at, self._naan
         ids: list[str] = []
         while len(ids) < n:
-            if self.exhausted(counter):
+            if capacity is not None and counter >= capacity:
                 raise ExhaustedError(
                     f"minter exhausted: template {str(self._template)!r} can make only {len(ids)} "
                     f"more of the {n} ids asked for"
                 )
-            new_id = self.mint_at(counter)
+            new_id = id_at(counter if perm is None else perm(counter), naan)
             counter += 1
             if new_id not in holds:
                 ids.append(new_id)
