@@ -1,0 +1,857 @@
+"""Resolver under load: ``pidkit serve`` against arklet 0.2.3 (issue #5).
+
+100,000 ARKs (NAAN 99999, minted once with pidkit's NOID template ``fk4.reedeedk`` and a fixed seed) are
+bound to the same targets in both resolvers; a load generator on loopback (``wrk``, 2 threads, 64
+connections) asks for random ARKs from that set, with and without HTTP keep-alive, and we compare
+requests/s and p50/p99 latency.
+
+* **arklet 0.2.3** (the Internet Archive's Django resolver) is installed from PyPI into its own virtualenv
+  ``benchmarks/.peers/arklet-venv`` (git-ignored), configured by ``benchmarks/arklet/settings.py``, and
+  run as its README suggests for production: gunicorn, 2 workers, on PostgreSQL (database
+  ``arklet_bench``) with persistent connections (``CONN_MAX_AGE``).  Its ARKs are loaded with SQL COPY.
+* **pidkit** runs as a user would run it in production: ``pidkit serve`` (uvicorn) with 2 workers, on
+  SQLite and on PostgreSQL (database ``pidkit_bench``); its ARKs are loaded with ``pidkit import``.
+
+The machine has 2 cores and the load generator competes with the servers for them; both servers get the
+same budget (2 worker processes).  Every process this module starts is stopped again (process groups,
+``try``/``finally``).  Nothing but 127.0.0.1 is ever a target.  If ``wrk`` cannot be installed, a bounded
+Python client (:mod:`benchmarks.resolver.client`) is used instead, and the notes say so.  Set
+``PIDKIT_BENCH_SKIP_RESOLVER=1`` to skip this benchmark.
+
+Run alone: ``.venv/bin/python -m benchmarks.bench_resolver [--quick]``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import http.client
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Final
+
+from benchmarks._harness import Result
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+HERE: Final = ROOT / "benchmarks"
+DATA: Final = HERE / "data" / "resolver"
+PEERS: Final = HERE / ".peers"
+ARKLET_VENV: Final = PEERS / "arklet-venv"
+ARKLET_SETTINGS_DIR: Final = HERE / "arklet"
+LUA: Final = HERE / "resolver" / "pick.lua"
+NOTES: Final = ROOT / "docs" / "performance-notes.md"
+SECTION: Final = "## Resolver under load"
+
+#: What the issue asks for.
+N_ARKS: Final = 100_000
+NAAN: Final = "99999"
+TEMPLATE: Final = "fk4.reedeedk"
+SHOULDER: Final = "fk4"
+SEED: Final = 5
+CONNECTIONS: Final = 64
+WORKERS: Final = 2
+WRK_THREADS: Final = 2
+MAX_RATIO: Final = 1 / 3  # pidkit at least 3x arklet's requests/s
+
+#: Packages of the peer's virtualenv (arklet from PyPI; never vendored).
+ARKLET_PACKAGES: Final = ("arklet[postgres]==0.2.3", "gunicorn")
+ARKLET_DB: Final = "arklet_bench"
+PIDKIT_PG_DB: Final = "pidkit_bench"
+PG_HOST: Final = "127.0.0.1"
+PG_PORT: Final = 5432
+PG_USER: Final = "postgres"
+HOST: Final = "127.0.0.1"  # the only address ever targeted
+PG_IMPORT_PRIMER: Final = 1_000  # see load_pidkit
+
+PYTHON: Final = Path(sys.executable)
+PIDKIT: Final = PYTHON.parent / "pidkit"
+
+
+class SkipError(Exception):
+    """A part of the benchmark cannot run here; the message says why."""
+
+
+# --- the data set --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """One ARK of the benchmark set: its name (shoulder + blade + check character) and target URL."""
+
+    name: str
+    target: str
+
+    @property
+    def path(self) -> str:
+        """The request path, draft-kunze-ark-40 form without the slash after ``ark:``."""
+        return f"/ark:{NAAN}/{self.name}"
+
+    @property
+    def ark(self) -> str:
+        return f"ark:{NAAN}/{self.name}"
+
+
+def make_bindings(n: int = N_ARKS) -> list[Binding]:
+    """``n`` ARK names minted with pidkit's NOID template ``fk4.reedeedk`` (seeded: the same set every
+    run), each bound to its own target URL."""
+    from pidkit.noid import Minter, Template
+
+    names, _ = Minter(Template.parse(TEMPLATE), NAAN, seed=SEED).mint_batch(0, n)
+    return [Binding(name, f"https://example.org/objects/{i:06d}/{name}") for i, name in enumerate(names)]
+
+
+def _write_atomic(path: Path, lines: Iterator[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fp:
+        fp.writelines(lines)
+    os.replace(tmp, path)
+
+
+def write_data_files(bindings: Sequence[Binding]) -> tuple[Path, Path]:
+    """The wrk paths file (one path a line) and the pidkit import file (JSON Lines)."""
+    paths = DATA / "paths.txt"
+    jsonl = DATA / "bindings.jsonl"
+    _write_atomic(paths, (b.path + "\n" for b in bindings))
+    _write_atomic(
+        jsonl,
+        (
+            json.dumps({"kind": "ark", "text": b.ark, "target": b.target, "status": "public"}) + "\n"
+            for b in bindings
+        ),
+    )
+    return paths, jsonl
+
+
+# --- processes -----------------------------------------------------------------------------------------
+def _log(msg: str) -> None:
+    print(f"  [resolver] {msg}", flush=True)
+
+
+def _run(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    stdin: IO[str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run a command to completion (bounded by ``timeout``); raise :class:`SkipError` if it fails."""
+    try:
+        proc = subprocess.run(
+            [str(a) for a in argv],
+            env=env,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            cwd=ROOT,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise SkipError(f"{Path(str(argv[0])).name} timed out after {timeout:.0f} s") from exc
+    except OSError as exc:
+        raise SkipError(f"cannot run {argv[0]}: {exc}") from exc
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise SkipError(
+            f"{' '.join(str(a) for a in argv[:3])} … failed ({proc.returncode}): {' | '.join(tail)}"
+        )
+    return proc
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _get(port: int, path: str, *, close: bool = False) -> tuple[int, str | None]:
+    """One GET on 127.0.0.1 without following redirects: (status, Location)."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Connection": "close"} if close else {})
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status, resp.getheader("Location")
+    finally:
+        conn.close()
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server and every process in its group: SIGTERM, then SIGKILL after 15 s."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+    # workers left behind by a master that died first
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def server(
+    name: str, argv: Sequence[str | os.PathLike[str]], env: dict[str, str], port: int, probe: Binding
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start a server in its own process group, wait until ``probe`` resolves, stop it on exit."""
+    log_path = DATA / f"{name}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [str(a) for a in argv],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None:
+                    tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
+                    raise SkipError(f"{name} exited with {proc.returncode}: {' | '.join(tail)}")
+                with contextlib.suppress(OSError, http.client.HTTPException):
+                    if _get(port, probe.path)[0] in (301, 302, 303, 307, 308):
+                        break
+                if time.monotonic() > deadline:
+                    raise SkipError(
+                        f"{name} did not answer on 127.0.0.1:{port} within 60 s (log: {log_path})"
+                    )
+                time.sleep(0.25)
+            yield proc
+        finally:
+            _stop(proc)
+
+
+def check_sample(port: int, bindings: Sequence[Binding], n: int = 200) -> None:
+    """Resolve ``n`` random ARKs by hand (both URL forms): each must be a 302 to its own target, or the
+    load run's error count would mean nothing."""
+    rng = random.Random(SEED)
+    for b in rng.sample(list(bindings), n):
+        for path in (b.path, f"/ark:/{NAAN}/{b.name}"):
+            status, location = _get(port, path)
+            if status != 302 or location != b.target:
+                raise SkipError(f"GET {path} gave {status} Location {location!r}, expected 302 to {b.target}")
+    status, location = _get(port, bindings[0].path, close=True)
+    if status != 302 or location != bindings[0].target:
+        raise SkipError(f"GET {bindings[0].path} with Connection: close gave {status} {location!r}")
+
+
+# --- load generators -----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Load:
+    """One measured run: requests/s, p50/p99 in seconds, errors (non-2xx/3xx, socket errors, timeouts)."""
+
+    requests: int
+    seconds: float
+    p50: float
+    p99: float
+    errors: int
+    error_detail: str
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+def ensure_wrk() -> str | None:
+    """The path of ``wrk``, installing Debian's package if we can; ``None`` if it cannot be had."""
+    found = shutil.which("wrk")
+    if found:
+        return found
+    apt = shutil.which("apt-get")
+    if apt is None or os.geteuid() != 0:
+        _log("wrk is not installed and cannot be installed here (no apt-get or not root)")
+        return None
+    _log("installing wrk from Debian (apt-get install -y wrk)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for step in (
+        [apt, "install", "-y", "-q", "wrk"],
+        [apt, "update", "-q"],
+        [apt, "install", "-y", "-q", "wrk"],
+    ):
+        with contextlib.suppress(SkipError):
+            _run(step, timeout=300, env=env)
+        if shutil.which("wrk"):
+            break
+    found = shutil.which("wrk")
+    if found is None:
+        _log("could not install wrk: falling back to the bounded Python client (slower; see the notes)")
+    return found
+
+
+def wrk_version(wrk: str) -> str:
+    """wrk's version as ``wrk -v`` prints it (it exits 1 after printing its usage)."""
+    try:
+        out = subprocess.run([wrk, "-v"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    words = out.split()
+    return words[1] if len(words) > 1 else "?"
+
+
+def run_wrk(wrk: str, port: int, paths_file: Path, seconds: float, keepalive: bool) -> Load:
+    """One ``wrk`` run (2 threads, 64 connections) against 127.0.0.1:port; parse pick.lua's RESULT line."""
+    argv = [
+        wrk,
+        f"-t{WRK_THREADS}",
+        f"-c{CONNECTIONS}",
+        f"-d{seconds:g}s",
+        "--timeout",
+        "10s",
+        "-s",
+        str(LUA),
+    ]
+    if not keepalive:
+        argv += ["-H", "Connection: close"]
+    argv += [f"http://{HOST}:{port}", "--", str(paths_file)]
+    proc = _run(argv, timeout=seconds + 60)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            r = json.loads(line.removeprefix("RESULT "))
+            kinds = ("connect", "read", "write", "status", "timeout")
+            detail = ", ".join(f"{k} {r[k]}" for k in kinds if r[k])
+            return Load(
+                requests=r["requests"],
+                seconds=r["duration_us"] / 1e6,
+                p50=r["p50_us"] / 1e6,
+                p99=r["p99_us"] / 1e6,
+                errors=sum(r[k] for k in kinds),
+                error_detail=detail,
+            )
+    raise SkipError(f"wrk printed no RESULT line: {proc.stdout[-300:]!r} {proc.stderr[-300:]!r}")
+
+
+def run_python_client(port: int, paths: Sequence[str], seconds: float, keepalive: bool) -> Load:
+    """The fallback: the bounded asyncio client, same connections and duration."""
+    from benchmarks.resolver.client import run_load
+
+    s = run_load(
+        HOST,
+        port,
+        paths,
+        connections=CONNECTIONS,
+        seconds=seconds,
+        max_requests=2_000_000,
+        keepalive=keepalive,
+        seed=SEED,
+    )
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(s.errors.items()) if v)
+    return Load(
+        requests=s.requests,
+        seconds=s.seconds,
+        p50=s.percentile(50),
+        p99=s.percentile(99),
+        errors=s.error_total,
+        error_detail=detail,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Seconds of warm-up per configuration, seconds per measured run, interleaved rounds, wrk or None."""
+
+    warmup: float
+    measure: float
+    rounds: int
+    wrk: str | None = None
+
+
+#: ``make bench``: 5 s warm-up, then 3 interleaved rounds of 10 s per configuration (about 4 minutes of
+#: load for 6 configurations), median round reported.  ``--quick``: one round of 3 s.
+FULL: Final = Settings(warmup=5, measure=10, rounds=3)
+QUICK: Final = Settings(warmup=2, measure=3, rounds=1)
+
+
+def measure(
+    settings: Settings, port: int, paths_file: Path, paths: Sequence[str], keepalive: bool, seconds: float
+) -> Load:
+    """One load run of ``seconds`` with wrk, or with the Python client when wrk is missing."""
+    if settings.wrk is not None:
+        return run_wrk(settings.wrk, port, paths_file, seconds, keepalive)
+    return run_python_client(port, paths, seconds, keepalive)
+
+
+# --- PostgreSQL ----------------------------------------------------------------------------------------
+def pg_url(db: str) -> str:
+    return f"postgresql://{PG_USER}@{PG_HOST}:{PG_PORT}/{db}"
+
+
+def recreate_database(db: str) -> None:
+    """Drop (forcing out stale sessions) and create ``db`` on the local PostgreSQL."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise SkipError("psycopg is not installed (pip install -e '.[postgres]')") from exc
+    try:
+        with psycopg.connect(pg_url("postgres"), autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{db}"')
+    except psycopg.Error as exc:
+        raise SkipError(f"PostgreSQL at {PG_HOST}:{PG_PORT} is not usable: {exc}") from exc
+
+
+# --- arklet --------------------------------------------------------------------------------------------
+def ensure_arklet() -> dict[str, str]:
+    """Create the arklet virtualenv if needed; return the versions of arklet, Django and gunicorn."""
+    py = ARKLET_VENV / "bin" / "python"
+    probe = [
+        str(py),
+        "-c",
+        "import importlib.metadata as m; "
+        "print(m.version('arklet'), m.version('django'), m.version('gunicorn'), m.version('psycopg'))",
+    ]
+    need = not py.exists()
+    if not need:
+        try:
+            out = subprocess.run(probe, capture_output=True, text=True, timeout=60, check=False)
+            need = out.returncode != 0 or not out.stdout.startswith("0.2.3 ")
+        except (OSError, subprocess.TimeoutExpired):
+            need = True
+    if need:
+        _log(f"creating {ARKLET_VENV.relative_to(ROOT)} with {', '.join(ARKLET_PACKAGES)}")
+        base = getattr(sys, "_base_executable", sys.executable)
+        _run([base, "-m", "venv", "--clear", ARKLET_VENV], timeout=120)
+        _run([py, "-m", "pip", "install", "-q", *ARKLET_PACKAGES], timeout=600)
+    out = _run(probe, timeout=60)
+    arklet, django, gunicorn, psycopg = out.stdout.split()
+    return {"arklet": arklet, "Django": django, "gunicorn": gunicorn, "psycopg": psycopg}
+
+
+def arklet_env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ARKLET_SETTINGS_DIR),
+        "DJANGO_SETTINGS_MODULE": "settings",
+        "ARKLET_POSTGRES_NAME": ARKLET_DB,
+        "ARKLET_POSTGRES_HOST": PG_HOST,
+        "ARKLET_POSTGRES_PORT": str(PG_PORT),
+        "ARKLET_POSTGRES_USER": PG_USER,
+        "ARKLET_POSTGRES_PASSWORD": "",
+    }
+
+
+def load_arklet(bindings: Sequence[Binding]) -> None:
+    """Fresh ``arklet_bench`` database: arklet's own migrations, the NAAN, then the ARKs by COPY.
+
+    arklet keys an ARK by ``"{naan}/{assigned_name}"`` (``views.resolve_ark``: ``int(naan)`` then the
+    first path segment after it); its minter stores ``shoulder`` with a leading slash and
+    ``assigned_name`` as the part after the shoulder, which is what we write too.
+    """
+    import psycopg
+
+    recreate_database(ARKLET_DB)
+    _run([ARKLET_VENV / "bin" / "django-admin", "migrate", "-v0"], timeout=300, env=arklet_env())
+    now = dt.datetime.now(dt.UTC)
+    with psycopg.connect(pg_url(ARKLET_DB)) as conn:
+        conn.execute(
+            "INSERT INTO ark_naan (naan, name, description, url) VALUES (%s, %s, %s, %s)",
+            (int(NAAN), "pidkit benchmark", "resolver load benchmark", "https://example.org"),
+        )
+        with conn.cursor().copy(
+            "COPY ark_ark (ark, naan_id, shoulder, assigned_name, url, metadata, commitment, created_at,"
+            " updated_at) FROM STDIN"
+        ) as copy:
+            for b in bindings:
+                copy.write_row(
+                    (
+                        f"{NAAN}/{b.name}",
+                        int(NAAN),
+                        f"/{SHOULDER}",
+                        b.name.removeprefix(SHOULDER),
+                        b.target,
+                        "",
+                        "",
+                        now,
+                        now,
+                    )
+                )
+    with psycopg.connect(pg_url(ARKLET_DB), autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE ark_ark")
+        row = conn.execute("SELECT count(*) FROM ark_ark").fetchone()
+    if row is None or row[0] != len(bindings):
+        raise SkipError(f"arklet_bench holds {row} ARKs, expected {len(bindings)}")
+
+
+def arklet_argv(port: int) -> list[str | os.PathLike[str]]:
+    return [
+        ARKLET_VENV / "bin" / "gunicorn",
+        "--workers",
+        str(WORKERS),
+        "--bind",
+        f"{HOST}:{port}",
+        "--log-level",
+        "warning",
+        "arklet.entrypoints.wsgi:application",
+    ]
+
+
+# --- pidkit --------------------------------------------------------------------------------------------
+def pidkit_env(db_url: str) -> dict[str, str]:
+    return {**os.environ, "PIDKIT_DATABASE_URL": db_url}
+
+
+def load_pidkit(db_url: str, jsonl: Path, count: int) -> None:
+    """A fresh store at ``db_url``: the NAAN and its shoulder, then the bindings from the JSON Lines file
+    through :meth:`pidkit.store.Store.import_jsonl` (what ``pidkit import`` runs)."""
+    from pidkit.errors import PidkitError
+    from pidkit.store import open_store
+
+    if db_url.startswith("sqlite:///"):
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(db_url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
+    else:
+        recreate_database(PIDKIT_PG_DB)
+    with jsonl.open(encoding="utf-8") as fp:
+        lines = fp.readlines()
+    # PostgreSQL work-around: on a never-analyzed (empty) table the generic plan of the import's
+    # per-line "SELECT status FROM bindings WHERE kind = $1 AND key = $2" uses the index bindings_by_naan
+    # (kind, naan, shoulder, key), which scans every ARK of the kind: the import becomes quadratic (more
+    # than 10 minutes for 100,000 lines).  Import a first slice, ANALYZE, then the rest on fresh
+    # connections, whose plans use the primary key.
+    first = PG_IMPORT_PRIMER if db_url.startswith("postgres") else len(lines)
+    created = 0
+    try:
+        with open_store(db_url) as store:
+            store.add_naan(NAAN, "pidkit benchmark", shoulders=[SHOULDER])
+            created += store.import_jsonl(lines[:first]).created
+        if first < len(lines):
+            _analyze(db_url, "bindings")
+            with open_store(db_url) as store:
+                created += store.import_jsonl(lines[first:]).created
+    except PidkitError as exc:
+        raise SkipError(f"pidkit store {db_url}: {exc}") from exc
+    if created != count:
+        raise SkipError(f"pidkit import created {created} bindings, expected {count}")
+    if db_url.startswith("postgres"):
+        _analyze(db_url, "bindings")
+
+
+def _analyze(db_url: str, table: str) -> None:
+    import psycopg
+
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(f"VACUUM ANALYZE {table}")
+
+
+def pidkit_argv(port: int) -> list[str | os.PathLike[str]]:
+    return [PIDKIT, "serve", "--host", HOST, "--port", str(port), "--workers", str(WORKERS)]
+
+
+# --- the run -------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Row:
+    """The figures of one configuration: the median round (by requests/s) and every round's rate."""
+
+    server: str
+    backend: str
+    keepalive: bool
+    load: Load
+    rounds: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A running server: its label, its database and its port."""
+
+    server: str
+    backend: str
+    port: int
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f}"
+
+
+def _start(
+    stack: contextlib.ExitStack,
+    name: str,
+    argv_for: Callable[[int], Sequence[str | os.PathLike[str]]],
+    env: dict[str, str],
+    bindings: Sequence[Binding],
+    label: str,
+    backend: str,
+) -> Target:
+    port = free_port()
+    stack.enter_context(server(name, argv_for(port), env, port, bindings[0]))
+    check_sample(port, bindings)
+    _log(f"{label} on {backend} up on 127.0.0.1:{port}; 400 sampled responses are 302 to the right target")
+    return Target(label, backend, port)
+
+
+def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings]:
+    """Load both resolvers, start them all, then measure every configuration in interleaved rounds (so a
+    burst of other work on the machine hits every configuration alike); return the rows, the versions
+    used, notes (skips, fallbacks) and the load settings."""
+    notes: list[str] = []
+    versions: dict[str, str] = {}
+    settings = QUICK if quick else FULL
+    wrk = ensure_wrk()
+    if wrk is None:
+        notes.append(
+            "wrk could not be installed: the bounded Python client measured instead (far slower "
+            "than wrk, and it takes a core from the servers, so all figures are lower bounds)."
+        )
+    else:
+        versions["wrk"] = wrk_version(wrk)
+    settings = Settings(settings.warmup, settings.measure, settings.rounds, wrk)
+    _log(f"minting {N_ARKS:,} ARK names ({TEMPLATE}, NAAN {NAAN})")
+    bindings = make_bindings()
+    paths_file, jsonl = write_data_files(bindings)
+    paths = [b.path for b in bindings]
+
+    arklet_ready = False
+    try:
+        versions.update(ensure_arklet())
+        _log(f"loading {ARKLET_DB} (arklet's migrations + COPY)")
+        load_arklet(bindings)
+        arklet_ready = True
+    except SkipError as exc:
+        notes.append(f"arklet not measured: {exc}")
+        _log(notes[-1])
+    stores: list[tuple[str, str]] = []
+    for backend, url in (
+        ("SQLite", f"sqlite:///{DATA / 'pidkit.sqlite3'}"),
+        ("PostgreSQL", pg_url(PIDKIT_PG_DB)),
+    ):
+        try:
+            _log(f"loading the pidkit store on {backend}")
+            load_pidkit(url, jsonl, len(bindings))
+            stores.append((backend, url))
+        except SkipError as exc:
+            notes.append(f"pidkit on {backend} not measured: {exc}")
+            _log(notes[-1])
+
+    runs: dict[tuple[Target, bool], list[Load]] = {}
+    with contextlib.ExitStack() as stack:
+        targets: list[Target] = []
+        if arklet_ready:
+            try:
+                targets.append(
+                    _start(stack, "arklet", arklet_argv, arklet_env(), bindings, "arklet", "PostgreSQL")
+                )
+            except SkipError as exc:
+                notes.append(f"arklet not measured: {exc}")
+                _log(notes[-1])
+        for backend, url in stores:
+            try:
+                targets.append(
+                    _start(
+                        stack,
+                        f"pidkit-{backend.lower()}",
+                        pidkit_argv,
+                        pidkit_env(url),
+                        bindings,
+                        "pidkit",
+                        backend,
+                    )
+                )
+            except SkipError as exc:
+                notes.append(f"pidkit on {backend} not measured: {exc}")
+                _log(notes[-1])
+        configs = [(t, keepalive) for t in targets for keepalive in (True, False)]
+        notes.append(f"load average before the runs: {_loadavg()}")
+        for t, keepalive in configs:
+            measure(settings, t.port, paths_file, paths, keepalive, settings.warmup)
+        for i in range(settings.rounds):
+            for t, keepalive in configs:
+                load = measure(settings, t.port, paths_file, paths, keepalive, settings.measure)
+                runs.setdefault((t, keepalive), []).append(load)
+                _log(
+                    f"round {i + 1}: {t.server} {t.backend} keep-alive {'on' if keepalive else 'off'}: "
+                    f"{load.rps:,.0f} req/s, p50 {_ms(load.p50)} ms, p99 {_ms(load.p99)} ms, "
+                    f"errors {load.errors}"
+                )
+        notes.append(f"load average after the runs: {_loadavg()}")
+    rows = []
+    for (t, keepalive), loads in runs.items():
+        ordered = sorted(loads, key=lambda ld: ld.rps)
+        rows.append(
+            Row(t.server, t.backend, keepalive, ordered[len(ordered) // 2], tuple(ld.rps for ld in loads))
+        )
+    return rows, versions, notes, settings
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def _find(rows: Sequence[Row], server: str, backend: str, keepalive: bool) -> Load | None:
+    for r in rows:
+        if r.server == server and r.backend == backend and r.keepalive == keepalive:
+            return r.load
+    return None
+
+
+def goal_met(mine: Load, peer: Load) -> bool:
+    """The issue's goal: at least 3x the requests/s, a lower p99, and no errors."""
+    return mine.rps >= peer.rps / MAX_RATIO and mine.p99 < peer.p99 and mine.errors == 0
+
+
+def results(rows: Sequence[Row]) -> list[Result]:
+    """One :class:`Result` per pidkit configuration that has an arklet run to compare with."""
+    out: list[Result] = []
+    for backend in ("SQLite", "PostgreSQL"):
+        for keepalive in (True, False):
+            mine = _find(rows, "pidkit", backend, keepalive)
+            peer = _find(rows, "arklet", "PostgreSQL", keepalive)
+            if mine is None or peer is None or not mine.rps or not peer.rps:
+                continue
+            note = (
+                f"pidkit {mine.rps:,.0f} req/s, p50/p99 {_ms(mine.p50)}/{_ms(mine.p99)} ms, {mine.errors} "
+                f"errors; arklet {peer.rps:,.0f} req/s, p50/p99 {_ms(peer.p50)}/{_ms(peer.p99)} ms, "
+                f"{peer.errors} errors; lower p99: {'yes' if mine.p99 < peer.p99 else '**no**'}"
+            )
+            out.append(
+                Result(
+                    name=f"resolve 100k ARKs, 64 conns, keep-alive {'on' if keepalive else 'off'}",
+                    pidkit=f"pidkit serve ({backend}, uvicorn ×{WORKERS})",
+                    pidkit_s=1 / mine.rps,
+                    peer=f"arklet 0.2.3 (PostgreSQL, gunicorn ×{WORKERS})",
+                    peer_s=1 / peer.rps,
+                    max_ratio=MAX_RATIO,
+                    unit="request",
+                    note=note,
+                )
+            )
+    return out
+
+
+def _cpu() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def render_section(
+    rows: Sequence[Row], versions: dict[str, str], notes: Sequence[str], quick: bool, settings: Settings
+) -> str:
+    """The "Resolver under load" section of docs/performance-notes.md (Markdown)."""
+    if settings.wrk is not None:
+        tool = (
+            f"wrk {versions.get('wrk', '')} ({WRK_THREADS} threads, {CONNECTIONS} connections, a random "
+            "ARK of the set per request: `benchmarks/resolver/pick.lua`)"
+        )
+    else:
+        tool = f"the bounded Python client `benchmarks/resolver/client.py` ({CONNECTIONS} connections)"
+    flag = " --quick" if quick else ""
+    lines = [
+        SECTION,
+        "",
+        f"Resolution of {N_ARKS:,} bound ARKs (NAAN {NAAN}, names minted once with pidkit's NOID template "
+        f"`{TEMPLATE}`, seed {SEED}; the same set loaded into both resolvers), each request a random ARK of "
+        f"the set, {CONNECTIONS} concurrent connections on loopback, with HTTP keep-alive and without it "
+        "(`Connection: close`: a new TCP connection per request).",
+        "",
+        f"- command: `make bench` (`.venv/bin/python benchmarks/run.py{flag}`); this section alone: "
+        f"`.venv/bin/python -m benchmarks.bench_resolver{flag}`",
+        f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- machine: {_cpu()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}",
+        f"- load generator: {tool}; per configuration {settings.warmup:g} s warm-up, then "
+        f"{settings.rounds} round(s) of {settings.measure:g} s, the configurations interleaved round by "
+        "round; the table shows the median round (by requests/s) and every round's requests/s",
+        f"- pidkit: `pidkit serve --workers {WORKERS}` (uvicorn, {WORKERS} worker processes) on SQLite and "
+        f"on PostgreSQL (database `{PIDKIT_PG_DB}`), the ARKs loaded through the store's JSON Lines import",
+        f"- arklet: {versions.get('arklet', '0.2.3')} (Django {versions.get('Django', '?')}) from PyPI in "
+        f"`benchmarks/.peers/arklet-venv`, gunicorn {versions.get('gunicorn', '?')} with {WORKERS} sync "
+        "workers (they close the connection after every response, keep-alive or not), PostgreSQL database "
+        f"`{ARKLET_DB}` with persistent connections (`CONN_MAX_AGE=600`, `benchmarks/arklet/settings.py`); "
+        "ARKs loaded by SQL COPY after arklet's own migrations",
+        f"- both servers get {WORKERS} worker processes; the machine has {os.cpu_count()} cores and the load "
+        "generator runs on the same cores (and so does anything else running on the machine at the time), "
+        "so every figure is lower than on a dedicated server",
+        "- before the runs, 200 random ARKs were resolved by hand on every server (302 with the bound "
+        "target as Location, for `/ark:NAAN/…` and `/ark:/NAAN/…`); errors = responses outside 2xx/3xx + "
+        "socket errors + timeouts",
+        "",
+        "| server | database | keep-alive | requests/s | p50 ms | p99 ms | errors | requests "
+        "| rounds (req/s) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ld = r.load
+        errs = f"{ld.errors}" + (f" ({ld.error_detail})" if ld.error_detail else "")
+        each = ", ".join(f"{x:,.0f}" for x in r.rounds)
+        lines.append(
+            f"| {r.server} | {r.backend} | {'on' if r.keepalive else 'off'} | {ld.rps:,.0f} "
+            f"| {_ms(ld.p50)} | {_ms(ld.p99)} | {errs} | {ld.requests:,} | {each} |"
+        )
+    if not rows:
+        lines.append("| (nothing measured: see below) | | | | | | | | |")
+    lines += ["", "Goal: pidkit at least 3× arklet's requests/s, with a lower p99 and no errors.", ""]
+    for backend in ("SQLite", "PostgreSQL"):
+        for keepalive in (True, False):
+            mine = _find(rows, "pidkit", backend, keepalive)
+            peer = _find(rows, "arklet", "PostgreSQL", keepalive)
+            if mine is None or peer is None or not peer.rps:
+                continue
+            verdict = "met" if goal_met(mine, peer) else "**missed**"
+            lines.append(
+                f"- pidkit on {backend}, keep-alive {'on' if keepalive else 'off'}: "
+                f"{mine.rps / peer.rps:.1f}× arklet's requests/s, p99 {_ms(mine.p99)} vs "
+                f"{_ms(peer.p99)} ms, {mine.errors} errors — {verdict}"
+            )
+    if notes:
+        lines += ["", *[f"- {n}" for n in notes]]
+    return "\n".join(lines) + "\n"
+
+
+def write_section(text: str) -> None:
+    """Replace (or append) this benchmark's section of docs/performance-notes.md, keeping the others."""
+    NOTES.parent.mkdir(exist_ok=True)
+    old = NOTES.read_text(encoding="utf-8") if NOTES.exists() else ""
+    out: list[str] = []
+    skipping = False
+    for line in old.splitlines(keepends=True):
+        if line.rstrip("\n") == SECTION:
+            skipping = True
+            continue
+        if skipping and line.startswith("## "):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    body = "".join(out).rstrip("\n")
+    body = (body + "\n\n" if body else "") + text
+    tmp = NOTES.with_name(NOTES.name + ".tmp")
+    tmp.write_text(body, encoding="utf-8")
+    os.replace(tmp, NOTES)
+
+
+def run(quick: bool) -> list[Result]:
+    """Measure every configuration, write the notes section, return one Result per comparison."""
+    if os.environ.get("PIDKIT_BENCH_SKIP_RESOLVER"):
+        print("  [resolver] skipped (PIDKIT_BENCH_SKIP_RESOLVER is set)")
+        return []
+    rows, versions, notes, settings = collect(quick)
+    write_section(render_section(rows, versions, notes, quick, settings))
+    _log(f"wrote the section {SECTION!r} of {NOTES.relative_to(ROOT)}")
+    return results(rows)
+
+
+if __name__ == "__main__":
+    quick_run = "--quick" in sys.argv[1:]
+    for res in run(quick_run):
+        print(f"{res.name} [{res.pidkit}]: ratio {res.ratio:.3f} (goal <= {res.max_ratio:.3f}) {res.note}")
