@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pidkit.ark import MAX_LENGTH, SHARED_NAANS, Ark, normalize
+from pidkit.ark import MAX_LENGTH, SHARED_NAANS, Ark, clean_pasted, normalize
 from pidkit.ark import syntax as ark_syntax
 from pidkit.errors import ArkError, PidkitError
 
@@ -525,3 +525,44 @@ def test_parse_ark_like_text_raises_only_ark_errors(text: str) -> None:
     else:
         assert error.text == text
         assert error.position is None or 1 <= error.position <= len(text) + 1
+
+
+# --- named constructor and pasted-text leniency --------------------------------------------------------
+
+
+def test_from_parts() -> None:
+    a = Ark.from_parts(naan="99999", name="fk4x8d9m2q", qualifiers="/c3.pdf")
+    assert str(a) == "ark:99999/fk4x8d9m2q/c3.pdf"
+    assert (a.naan, a.name, a.qualifiers, a.label, a.nma) == ("99999", "fk4x8d9m2q", "/c3.pdf", "ark:", None)
+    assert Ark.from_parts(naan="12345", name="x6np1wh8k") == Ark.parse("ark:/12345/x6np1wh8k")
+
+
+@pytest.mark.parametrize(
+    ("parts", "position"),
+    [
+        ({"naan": "12345", "name": "x6/c3"}, 13),
+        ({"naan": "12345", "name": "x6.pdf"}, 13),
+        ({"naan": "12345", "name": ""}, 11),
+        ({"naan": "12345", "name": "x6", "qualifiers": "c3"}, 13),
+        ({"naan": "12345", "name": "x6", "qualifiers": "/c3?info"}, 16),
+        ({"naan": "1234a", "name": "x6"}, 9),
+    ],
+)
+def test_from_parts_errors(parts: dict[str, str], position: int) -> None:
+    with pytest.raises(ArkError) as info:
+        Ark.from_parts(**parts)
+    assert info.value.position == position
+
+
+@pytest.mark.parametrize(
+    ("pasted", "expected"),
+    [
+        ("  ark:12345/x6np1wh8k\n", "ark:12345/x6np1wh8k"),
+        ("ark:12345/x6np1-\n   wh8k", "ark:12345/x6np1wh8k"),
+        ("https://example.org/ark:12345/x6np1\u2010\r\n\twh8k", "ark:12345/x6np1wh8k"),
+    ],
+)
+def test_clean_pasted(pasted: str, expected: str) -> None:
+    with pytest.raises(ArkError):
+        Ark.parse(pasted)  # parse itself stays strict
+    assert normalize(clean_pasted(pasted)) == expected

@@ -121,3 +121,15 @@ def test_in_process_main(capsys: pytest.CaptureFixture[str]) -> None:
     assert "\n\ninput:" in out  # blocks separated by a blank line
     assert main(["noid", "check", "x" * 70000]) == 1
     assert "longer than" in capsys.readouterr().err
+
+
+def test_clean_option() -> None:
+    pasted = "ark:12345/x6np1-\n   wh8k"
+    r = run("ark", "normalize", pasted)
+    assert r.returncode == 1
+    assert "position 17" in r.stderr
+    r = run("ark", "normalize", "--clean", pasted)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "ark:12345/x6np1wh8k\n"
+    r = run("ark", "check", "--clean", " ark:13030/c7x921 j3h ")
+    assert r.stdout == "ark:13030/c7x921j3h\tok\n"

@@ -19,6 +19,7 @@ from .syntax import (
     SHARED_NAANS,
     Ark,
     SharedNaan,
+    clean_pasted,
     normalize,
 )
 
@@ -29,5 +30,6 @@ __all__ = [
     "SHARED_NAANS",
     "Ark",
     "SharedNaan",
+    "clean_pasted",
     "normalize",
 ]

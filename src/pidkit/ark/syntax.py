@@ -39,6 +39,7 @@ __all__ = [
     "SHARED_NAANS",
     "Ark",
     "SharedNaan",
+    "clean_pasted",
     "normalize",
 ]
 
@@ -339,6 +340,25 @@ def _normalize_valid(text: str) -> str:
     return move_variants_to_end(text)  # step 9
 
 
+# --- leniency for pasted text (a separate, explicit step; parse itself is strict) ----------------------
+
+
+def clean_pasted(text: str) -> str:
+    r"""Remove the whitespace that line wrapping leaves in pasted ARKs (spaces, tabs, newlines, …).
+
+    §3.1 invites implementations to normalize "common invalid characters … found in ARKs copy pasted
+    from processed text", including removing whitespace.  :meth:`Ark.parse` never does this itself (a
+    space is an error there); call this first when the input comes from running text.  Hyphen-like
+    characters need no cleaning: parse accepts them and normalization removes them.
+
+    >>> clean_pasted("  ark:12345/x6np1-\n   wh8k \n")
+    'ark:12345/x6np1-wh8k'
+    >>> normalize(clean_pasted("ark:12345/x6np1\u2010\n wh8k"))
+    'ark:12345/x6np1wh8k'
+    """
+    return "".join(text.split())
+
+
 # --- parsing -------------------------------------------------------------------------------------------
 
 
@@ -495,6 +515,31 @@ class Ark:
         object.__setattr__(self, "_query", text[end:])
         object.__setattr__(self, "_key", _normalize_valid(f"{LABEL}{naan}/{rest}"))
         return self
+
+    @classmethod
+    def from_parts(cls, *, naan: str, name: str, qualifiers: str = "") -> Ark:
+        """The compact ARK ``ark:NAAN/Name+Qualifiers`` built from its parts (validated by :meth:`parse`).
+
+        ``qualifiers`` must start with '/' or '.' (or be empty); ``name`` must not contain either.
+
+        >>> Ark.from_parts(naan="99999", name="fk4x8d9m2q", qualifiers="/c3.pdf")
+        Ark.parse('ark:99999/fk4x8d9m2q/c3.pdf')
+        """
+        text = f"{LABEL}{naan}/{name}{qualifiers}"
+        for i, c in enumerate(name, len(LABEL) + len(naan) + 2):
+            if c in STRUCTURAL:
+                raise _fail(f"a Name cannot contain {c!r} (it starts the qualifiers)", text, i)
+        if not name:
+            raise _fail("no Name", text, len(LABEL) + len(naan) + 2)
+        if qualifiers and qualifiers[0] not in STRUCTURAL:
+            raise _fail("qualifiers must start with '/' or '.'", text, len(text) - len(qualifiers) + 1)
+        if "?" in text:
+            raise _fail(
+                "'?' cannot be part of a Name or qualifier (it starts an inflection)",
+                text,
+                text.find("?") + 1,
+            )
+        return cls.parse(text)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")

@@ -19,12 +19,17 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 
-from ..ark import Ark
+from ..ark import Ark, clean_pasted
 from ..errors import PidkitError
 from ..noid import check_char, verify
 from ._common import EXIT_INVALID, EXIT_OK, Subparsers, error_line, iter_inputs
 
 _IDS_HELP = "ARKs (any form: compact, old label, https://NMA/…); '-' reads them from stdin, one per line"
+_CLEAN_HELP = "first remove whitespace left in ARKs pasted from wrapped text (draft-kunze-ark-40 §3.1)"
+
+
+def _ark(args: argparse.Namespace, value: str) -> Ark:
+    return Ark.parse(clean_pasted(value) if args.clean else value)
 
 
 def register(sub: Subparsers) -> None:
@@ -45,6 +50,7 @@ def register(sub: Subparsers) -> None:
         "shared-NAAN meaning and the containing ARKs (longest first).",
     )
     p.add_argument("ids", nargs="+", metavar="ID", help=_IDS_HELP)
+    p.add_argument("--clean", action="store_true", help=_CLEAN_HELP)
     p.add_argument("--json", action="store_true", help="one JSON object per input line (JSON Lines)")
     p.set_defaults(func=_ark_parse)
 
@@ -56,6 +62,7 @@ def register(sub: Subparsers) -> None:
         "Two ARKs are equivalent exactly when their normalized forms are equal.",
     )
     p.add_argument("ids", nargs="+", metavar="ID", help=_IDS_HELP)
+    p.add_argument("--clean", action="store_true", help=_CLEAN_HELP)
     p.set_defaults(func=_ark_normalize)
 
     p = ark_sub.add_parser(
@@ -66,6 +73,7 @@ def register(sub: Subparsers) -> None:
         "(expected X)'; exits 1 if any ARK is malformed or fails.",
     )
     p.add_argument("ids", nargs="+", metavar="ID", help=_IDS_HELP)
+    p.add_argument("--clean", action="store_true", help=_CLEAN_HELP)
     p.set_defaults(func=_ark_check)
 
     noid = sub.add_parser(
@@ -154,7 +162,7 @@ def _ark_parse(args: argparse.Namespace) -> int:
         nonlocal first
         if args.json:
             try:
-                ark = Ark.parse(value)
+                ark = _ark(args, value)
             except PidkitError as exc:
                 _write(
                     json.dumps({"input": value, "valid": False, "error": str(exc), "position": exc.position})
@@ -162,7 +170,7 @@ def _ark_parse(args: argparse.Namespace) -> int:
                 raise
             _write(json.dumps({"input": value, "valid": True, **_parts(ark)}, ensure_ascii=False))
             return True
-        ark = Ark.parse(value)
+        ark = _ark(args, value)
         if not first:
             _write("")
         first = False
@@ -175,7 +183,7 @@ def _ark_parse(args: argparse.Namespace) -> int:
 
 def _ark_normalize(args: argparse.Namespace) -> int:
     def handle(value: str) -> bool:
-        _write(Ark.parse(value).normalized)
+        _write(_ark(args, value).normalized)
         return True
 
     return _each(args.ids, handle)
@@ -183,7 +191,7 @@ def _ark_normalize(args: argparse.Namespace) -> int:
 
 def _ark_check(args: argparse.Namespace) -> int:
     def handle(value: str) -> bool:
-        ark = Ark.parse(value)
+        ark = _ark(args, value)
         if ark.check_ok:
             _write(f"{ark.compact}\tok")
             return True
