@@ -8,11 +8,13 @@ import json
 import sqlite3
 
 import pytest
-from _webutil import COLLECTION, SCRIPT, TARGET, Seeded, client, seeded, store_url  # noqa: F401
 from fastapi.testclient import TestClient
 
+from _webutil import COLLECTION, SCRIPT, TARGET, Seeded
 from pidkit.store import Store, open_store
 from pidkit.web import Settings, create_app
+
+pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded, client
 
 # (request path, why it must reach ark:99999/fk4x1)
 SPELLINGS = [
@@ -135,7 +137,8 @@ def test_info_json(client: TestClient) -> None:
     assert r.headers["link"] == '</ark:99999/fk4x1>; rel="describes"'
     assert r.json() == {
         "id": "ark:99999/fk4x1", "kind": "ark", "status": "public", "target": TARGET,
-        "erc": {"who": "Austin,\nLarry", "what": f"Rhythm {SCRIPT}", "when": "1952", "where": "ark:99999/fk4x1"},
+        "erc": {"who": "Austin,\nLarry", "what": f"Rhythm {SCRIPT}", "when": "1952",
+                "where": "ark:99999/fk4x1"},
         "erc-support": {"who": "UNT Libraries", "what": "Permanent: Stable Content:", "when": "20081203",
                         "where": "https://example.org/policy"},
         "tombstone_reason": None,
