@@ -566,3 +566,22 @@ def test_clean_pasted(pasted: str, expected: str) -> None:
     with pytest.raises(ArkError):
         Ark.parse(pasted)  # parse itself stays strict
     assert normalize(clean_pasted(pasted)) == expected
+
+
+@given(arks())
+def test_ancestors_equal_their_parsed_selves(text: str) -> None:
+    for ancestor in Ark.parse(text).ancestors():
+        again = Ark.parse(str(ancestor))
+        assert again == ancestor
+        assert (again.text, again.naan, again.name, again.qualifiers) == (
+            ancestor.text, ancestor.naan, ancestor.name, ancestor.qualifiers,
+        )  # fmt: skip
+        assert ancestor.normalize() is ancestor
+
+
+def test_many_ancestors_stay_cheap() -> None:
+    a = Ark.parse("ark:12345/x" + "/a" * 2040)
+    chain = a.ancestors()
+    assert len(chain) == 2040
+    assert str(chain[-1]) == "ark:12345/x"
+    assert str(chain[0]) == "ark:12345/x" + "/a" * 2039

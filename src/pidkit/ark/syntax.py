@@ -787,14 +787,34 @@ class Ark:
         >>> Ark.parse("ark:12345/x6np1wh8k").ancestors()
         ()
         """  # noqa: E501
-        key = self._key
-        head, rest = _split_after_naan(key)
+        head, rest = _split_after_naan(self._key)
+        naan = head[len(LABEL) : -1]
         name_len = len(self._normalized_name())
         out: list[Ark] = []
         for i in range(len(rest) - 1, name_len - 1, -1):
             if rest[i] in STRUCTURAL:
-                out.append(Ark.parse(head + rest[:i]))
+                # A normalized ARK cut before a structural character is itself normalized: no re-parse.
+                out.append(Ark._normalized(naan, rest[:i], name_len))
         return tuple(out)
+
+    @classmethod
+    def _normalized(cls, naan: str, rest: str, name_len: int) -> Ark:
+        """Build an Ark from the parts of an already normalized ARK (internal; no validation)."""
+        self = object.__new__(cls)
+        text = f"{LABEL}{naan}/{rest}"
+        for slot, value in (
+            ("_text", text),
+            ("_nma", None),
+            ("_label", LABEL),
+            ("_naan", naan),
+            ("_rest", rest),
+            ("_name_start", 0),
+            ("_name_end", name_len),
+            ("_query", ""),
+            ("_key", text),
+        ):
+            object.__setattr__(self, slot, value)
+        return self
 
     def to_url(self, resolver: str = DEFAULT_RESOLVER) -> str:
         """A Mapping ARK: ``resolver`` (a base URL; a missing final '/' is added) + the compact form.
