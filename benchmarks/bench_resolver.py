@@ -552,7 +552,12 @@ def _analyze(db_url: str, table: str) -> None:
 
 
 def pidkit_argv(port: int) -> list[str | os.PathLike[str]]:
-    return [PIDKIT, "serve", "--host", HOST, "--port", str(port), "--workers", str(WORKERS)]
+    """``pidkit serve`` with 2 uvicorn workers; ``--log-level warning`` turns the per-request access log
+    off, as gunicorn (arklet) has none by default."""
+    return [
+        PIDKIT, "serve", "--host", HOST, "--port", str(port), "--workers", str(WORKERS),
+        "--log-level", "warning",
+    ]  # fmt: skip
 
 
 # --- the run -------------------------------------------------------------------------------------------
