@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pidkit.cli.store",
     "pidkit.cli.gedcom",
     "pidkit.cli.serve",
+    "pidkit.cli.completion",
 )
 
 
