@@ -5,6 +5,7 @@ documented schemas.  The number of examples per operation is bounded so the suit
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import hypothesis
 import schemathesis
@@ -37,13 +38,13 @@ _SETTINGS = hypothesis.settings(
 
 @schema.parametrize()
 @_SETTINGS
-def test_api_with_a_key_never_500(case: schemathesis.Case) -> None:
+def test_api_with_a_key_never_500(case: schemathesis.Case[Any]) -> None:
     response = case.call(headers={"Authorization": f"Bearer {_SEEDED.key}"})
     case.validate_response(response, checks=[not_a_server_error, response_schema_conformance])
 
 
 @schema.parametrize()
 @_SETTINGS
-def test_api_without_a_key_never_500(case: schemathesis.Case) -> None:
+def test_api_without_a_key_never_500(case: schemathesis.Case[Any]) -> None:
     response = case.call()
     case.validate_response(response, checks=[not_a_server_error])
