@@ -339,3 +339,11 @@ class GedcomUid:
 
     def __deepcopy__(self, memo: object) -> GedcomUid:
         return self
+
+    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
+        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
+
+        return core_schema_for(cls)

@@ -161,6 +161,14 @@ class RecordKey:
     def __reduce__(self) -> tuple[type[RecordKey], tuple[str]]:
         return (RecordKey, (self._str,))
 
+    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
+        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
+
+        return core_schema_for(cls)
+
 
 _new = object.__new__
 _set_str = RecordKey.__dict__["_str"].__set__
@@ -395,3 +403,11 @@ class KeyType:
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError("KeyType is immutable")
+
+    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
+        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
+
+        return core_schema_for(cls)

@@ -313,6 +313,14 @@ class Tid:
     def __reduce__(self) -> tuple[type[Tid], tuple[str]]:
         return (Tid, (self._str,))
 
+    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
+        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
+
+        return core_schema_for(cls)
+
 
 _new = object.__new__
 

@@ -555,6 +555,14 @@ class XarkId:
     def __deepcopy__(self, memo: object) -> Self:
         return self
 
+    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
+        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
+
+        return core_schema_for(cls)
+
 
 _new_object = object.__new__
 _set_int: Callable[[XarkId, int], None] = XarkId.__dict__["_int"].__set__
