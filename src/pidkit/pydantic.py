@@ -33,7 +33,6 @@ pidkit_xarkid | invalid base64url character '!' in 'AYvP5WgA-_-_ASNFZ4m!' at pos
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, TypeAlias
@@ -145,7 +144,9 @@ def _text_schema(pattern: str, spec: _Spec) -> CoreSchema:
     return text
 
 
-@functools.cache
+_schemas: dict[type, CoreSchema] = {}
+
+
 def core_schema_for(cls: type) -> CoreSchema:
     """The pydantic core schema of a pidkit value type (``XarkId``, ``RevisionId``, ``Tid``, ``RecordKey``,
     ``KeyType``, ``GedcomUid``, ``Ark``); what ``__get_pydantic_core_schema__`` returns.
@@ -158,6 +159,9 @@ def core_schema_for(cls: type) -> CoreSchema:
     >>> ta.json_schema()["pattern"]
     '^(?:\\\\S*/)?[Aa][Rr][Kk]:/?[0-9A-Za-z-]+/\\\\S+$'
     """
+    cached = _schemas.get(cls)
+    if cached is not None:
+        return cached
     spec = _spec(cls)
     validate = _validator(cls, spec)
 
@@ -170,12 +174,13 @@ def core_schema_for(cls: type) -> CoreSchema:
     serialize = core_schema.plain_serializer_function_ser_schema(
         str, when_used="json-unless-none", return_schema=core_schema.str_schema(pattern=spec.out_pattern)
     )
-    return core_schema.no_info_plain_validator_function(
+    schema = core_schema.no_info_plain_validator_function(
         validate,
         json_schema_input_schema=_text_schema(spec.pattern, spec),
         serialization=serialize,
         metadata={"pydantic_js_functions": [add_examples]},
     )
+    return _schemas.setdefault(cls, schema)
 
 
 class PidkitSchema:
