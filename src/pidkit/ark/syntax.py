@@ -189,7 +189,7 @@ def normalize_label(text: str) -> str:
     'ark:12345/x6np1wh8k'
     """
     # draft-kunze-ark-40 §3.2 step 3
-    i = text.lower().find(LABEL)
+    i = 0 if text[:4].lower() == LABEL else text.lower().find(LABEL)
     if i < 0:
         return text
     end = i + len(LABEL)
@@ -231,6 +231,8 @@ def remove_hyphens(text: str) -> str:
     'ark:12345/x54xz321'
     """
     # draft-kunze-ark-40 §3.2 step 6 (and §3.1: hyphens are identity inert)
+    if HYPHEN not in text and text.isascii():
+        return text  # nothing to remove (the hyphen-likes are non-ASCII)
     return _HYPHENS_RE.sub("", text)
 
 
@@ -505,15 +507,16 @@ class Ark:
             raise _fail("no Name after the NAAN", text, rest_at + 1)
 
         self = object.__new__(cls)
-        object.__setattr__(self, "_text", text)
-        object.__setattr__(self, "_nma", nma)
-        object.__setattr__(self, "_label", label)
-        object.__setattr__(self, "_naan", naan)
-        object.__setattr__(self, "_rest", rest)
-        object.__setattr__(self, "_name_start", name_start)
-        object.__setattr__(self, "_name_end", name_end)
-        object.__setattr__(self, "_query", text[end:])
-        object.__setattr__(self, "_key", _normalize_valid(f"{LABEL}{naan}/{rest}"))
+        set_ = object.__setattr__
+        set_(self, "_text", text)
+        set_(self, "_nma", nma)
+        set_(self, "_label", label)
+        set_(self, "_naan", naan)
+        set_(self, "_rest", rest)
+        set_(self, "_name_start", name_start)
+        set_(self, "_name_end", name_end)
+        set_(self, "_query", text[end:])
+        set_(self, "_key", _normalize_valid(f"{LABEL}{naan}/{rest}"))
         return self
 
     @classmethod
