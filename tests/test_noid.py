@@ -369,3 +369,11 @@ def test_random_order_is_the_documented_permutation(template: str, seed: int, co
     assert m.capacity is not None
     counter %= m.capacity
     assert m.ordinal_for(counter) == _reference_permutation(m.capacity, seed, counter)
+
+
+def test_templates_order_by_text() -> None:
+    a, b = Template.parse("a.sd"), Template.parse("b.sd")
+    assert a < b
+    assert b > a
+    assert a <= Template.parse("a.sd")
+    assert sorted([b, a]) == [a, b]

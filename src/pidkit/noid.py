@@ -34,6 +34,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Container
 from itertools import accumulate
@@ -119,6 +120,7 @@ _MAX_TEMPLATE: Final = 256
 Generator = Literal["r", "s", "z"]
 
 
+@functools.total_ordering
 class Template:
     """A NOID template ``prefix.mask``, mask ``[rsz][de]+k?`` (immutable; ordered and hashed by its text).
 
