@@ -484,6 +484,8 @@ class GedcomReader:
         if "\r" in text or "\n" in text:
             raise GedcomError("a line value cannot contain a line break", text=text)
         full = text + eol.decode("ascii")
+        if full.isascii() and not self._utf16:  # every ASCII-compatible codec writes ASCII as itself
+            return _parse(full.encode("ascii"), full.encode("ascii"), 0)[0]
         try:
             raw = full.encode(self.codec)
         except UnicodeEncodeError as exc:

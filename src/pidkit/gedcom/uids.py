@@ -47,7 +47,7 @@ from typing import Any, Final
 from ..errors import GedcomUidError
 from ..gedcom_uid import GedcomUid, UidForm
 from ..xarkid import XarkId
-from .reader import GedcomLine, GedcomReader, Record
+from .reader import GedcomLine, GedcomReader, Record, parse_line
 
 __all__ = [
     "DEFAULT_RECORD_TYPES",
@@ -319,8 +319,7 @@ class AuditReport:
             out.append(f"same UID on two structures: {self.duplicate_count}")
             for a, b in self.duplicates[:20]:
                 out.append(
-                    f"  line {b.line} ({b.record} {b.xref or ''}) repeats {b.value!r} of line {a.line} "
-                    f"({a.record} {a.xref or ''})"
+                    f"  line {b.line} ({b.record} {b.xref or ''}) repeats {b.value!r} of line {a.line}"
                 )
         for kind, count in sorted(self.problem_counts.items()):
             out.append(f"{_PROBLEM_TEXT.get(kind, kind)}: {count}")
@@ -351,7 +350,8 @@ def audit(reader: GedcomReader, *, types: Collection[str] = DEFAULT_RECORD_TYPES
     whose missing UIDs are listed (all record types are counted)."""
     report = AuditReport(reader.name, reader.version, reader.codec, reader.gedcom7)
     gedcom7 = reader.gedcom7
-    seen: dict[bytes | str, UidSite] = {}
+    # identity → (structure line << 32) | UID line: small, as it holds every UID of the file
+    seen: dict[bytes | str, int] = {}
     wanted = frozenset(types)
     for rec in reader:
         tag = rec.tag
@@ -393,17 +393,14 @@ def audit(reader: GedcomReader, *, types: Collection[str] = DEFAULT_RECORD_TYPES
                 report.add_problem("repeated-in-record", site)
                 continue
             local.add(where)
+            structure = where[0] or 0
             first = seen.get(key)
             if first is None:
-                seen[key] = site
-            elif (first.record_line, first.parent, first.level) != (
-                site.record_line,
-                site.parent,
-                site.level,
-            ):
+                seen[key] = (structure << 32) | site.line
+            elif first >> 32 != structure:
                 report.duplicate_count += 1
                 if len(report.duplicates) < MAX_EXAMPLES:
-                    report.duplicates.append((first, site))
+                    report.duplicates.append((_first_site(first, site.value), site))
         if tag is not None and tag not in ("HEAD", "TRLR"):
             if has_uid:
                 report.with_uid[tag] += 1
@@ -414,6 +411,16 @@ def audit(reader: GedcomReader, *, types: Collection[str] = DEFAULT_RECORD_TYPES
     report.warning_counts = Counter(reader.warning_counts)
     report.warnings = [str(w) for w in reader.warnings]
     return report
+
+
+def _first_site(packed: int, value: str) -> UidSite:
+    """The earlier occurrence of a duplicate, as far as the compact index knows it (its line numbers).
+
+    >>> _first_site((4 << 32) | 5, "X").line
+    5
+    """
+    structure, line = packed >> 32, packed & 0xFFFFFFFF
+    return UidSite(None, None, structure, line, 0, "", None, value)
 
 
 def _structure_id(rec: Record, line: GedcomLine, site: UidSite) -> int | None:
@@ -559,6 +566,14 @@ def add_uids(
                 if not events:
                     yield rec
                     continue
+            if not events:
+                quick = _append_quickly(rec, reader, tag, make_value)
+                if quick is not None:
+                    report.added_records[rtag] += 1
+                    if len(report.added) < MAX_EXAMPLES:
+                        report.added.append((rtag, rec.xref, rec.number, 1, quick[1]))
+                    yield quick[0]
+                    continue
             lines = list(rec.lines)
             changed = False
             if events:
@@ -576,6 +591,24 @@ def add_uids(
         report.warnings = [str(w) for w in reader.warnings]
 
     return report, records()
+
+
+def _append_quickly(
+    rec: Record, reader: GedcomReader, tag: str, make_value: Callable[[], str]
+) -> tuple[Record, str] | None:
+    """The record with a level-1 UID line appended, without parsing its other lines — when its last line
+    is a GEDCOM line with a terminator (else ``None``: the caller takes the general path)."""
+    data = rec.data
+    eol = b"\r\n" if data.endswith(b"\r\n") else data[-1:]
+    if eol not in (b"\r\n", b"\n", b"\r"):
+        return None
+    body = data[: -len(eol)]
+    start = max(body.rfind(b"\n"), body.rfind(b"\r")) + 1
+    if parse_line(data[start:]).level is None:
+        return None
+    value = make_value()
+    line = reader.make_line(1, tag, value, eol=eol)
+    return Record(data + line.data, rec.number, rec.dialect), value
 
 
 def _add_event_uids(

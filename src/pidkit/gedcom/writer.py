@@ -106,4 +106,4 @@ def write_records(
     with AtomicWriter(path, backup=backup) as fh:
         fh.write(bom)
         for rec in records:
-            fh.write(b"".join([line.raw for line in rec.lines]))
+            fh.write(rec.raw)
