@@ -17,7 +17,9 @@ from pidkit.errors import ArkError, GedcomUidError, RecordKeyError, TidError, Xa
 from pidkit.interop import VALUE_TYPES, JSONEncoder, coerce, json_default, object_hook
 
 DATA = Path(__file__).parent / "data" / "vectors"
-XARKID_VECTORS: list[dict[str, Any]] = json.loads((DATA / "xarkid.json").read_text(encoding="utf-8"))["vectors"]
+XARKID_VECTORS: list[dict[str, Any]] = json.loads((DATA / "xarkid.json").read_text(encoding="utf-8"))[
+    "vectors"
+]
 
 
 def _utc(text: str) -> dt.datetime:
@@ -101,7 +103,9 @@ VALUES: list[tuple[object, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("value", "text"), VALUES, ids=lambda v: type(v).__name__ if not isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    ("value", "text"), VALUES, ids=lambda v: type(v).__name__ if not isinstance(v, str) else ""
+)
 def test_json_default_and_encoder(value: object, text: str) -> None:
     expected = json.dumps({"v": text})
     assert json.dumps({"v": value}, default=json_default) == expected
@@ -116,10 +120,14 @@ def test_json_default_refuses_others(bad: object) -> None:
         json.dumps(bad, cls=JSONEncoder)
 
 
-@pytest.mark.parametrize(("value", "text"), VALUES, ids=lambda v: type(v).__name__ if not isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    ("value", "text"), VALUES, ids=lambda v: type(v).__name__ if not isinstance(v, str) else ""
+)
 def test_object_hook_round_trip(value: object, text: str) -> None:
     cls = type(value)
-    loaded = json.loads(json.dumps({"v": value, "n": 1}, default=json_default), object_hook=object_hook({"v": cls}))
+    loaded = json.loads(
+        json.dumps({"v": value, "n": 1}, default=json_default), object_hook=object_hook({"v": cls})
+    )
     assert loaded == {"v": coerce(cls, text), "n": 1}
     assert type(loaded["v"]) is cls
 
@@ -128,7 +136,10 @@ def test_object_hook_nested_and_null() -> None:
     text = '{"items": [{"id": "AYvP5WgA-_-_ASNFZ4mr"}, {"id": null}], "id": "AXbFiygAAQIDBAUGBwgJ"}'
     loaded = json.loads(text, object_hook=object_hook({"id": XarkId}))
     assert loaded == {
-        "items": [{"id": XarkId.from_parts(unix_ms=1700000000000, random=0xFBFFBF0123456789AB)}, {"id": None}],
+        "items": [
+            {"id": XarkId.from_parts(unix_ms=1700000000000, random=0xFBFFBF0123456789AB)},
+            {"id": None},
+        ],
         "id": XarkId.from_parts(unix_ms=1609632000000, random=0x010203040506070809),
     }
 
@@ -169,7 +180,7 @@ def test_value_types_cover_the_public_ones() -> None:
     ids=lambda v: v.__name__ if isinstance(v, type) else repr(v)[:30],
 )
 def test_coerce_accepts(cls: type, value: object, expected: str) -> None:
-    made = coerce(cls, value)
+    made: object = coerce(cls, value)
     assert type(made) is cls
     assert str(made) == expected
 
