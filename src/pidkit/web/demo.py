@@ -73,7 +73,8 @@ def seed_demo(store: Store) -> list[DemoArk]:
         store.tombstone(gone, "withdrawn to demonstrate a tombstone")
         store.bind_id("xarkid", DEMO_XARKID, "https://example.org/demo/xarkid",
                       erc=Erc(what="A record identified by a XarkId"))
-        store.bind_id("tid", DEMO_TID, "https://example.org/demo/tid", erc=Erc(what="A record identified by a TID"))
+        store.bind_id("tid", DEMO_TID, "https://example.org/demo/tid",
+                      erc=Erc(what="A record identified by a TID"))
     out: list[DemoArk] = []
     for b in store.list_bindings(DEMO_NAAN, shoulder=DEMO_SHOULDER, limit=100):
         role = "tombstoned" if b.is_tombstoned else "passthrough" if b.passthrough else "public"
