@@ -40,13 +40,16 @@ def register(sub: Subparsers) -> None:
         "and the web pages from one store.",
     )
     add_db_option(p)
+    # --demo never seeds $PIDKIT_DATABASE_URL by accident: only an explicit --db replaces the demo file
+    # (without --demo, the environment still applies through Settings.from_env).
+    p.set_defaults(db=None)
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port (default {DEFAULT_PORT}; 0: any free port)")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--demo", action="store_true",
-                   help="seed demo data (NAAN 99999, shoulder fk4) in DATA_DIR/pidkit-demo.db "
-                   "unless --db is given; if the port is taken, use a free one")
+                   help="seed demo data (NAAN 99999, shoulder fk4) in DATA_DIR/pidkit-demo.db, or in the "
+                   "store of an explicit --db (never $PIDKIT_DATABASE_URL); if the port is taken, use a free one")
     p.add_argument("--data-dir", metavar="DIR", help=f"where --demo keeps its database (default {DEMO_DIR}/)")
     p.add_argument("--max-body", type=int, metavar="BYTES", help="largest request body (default 8 MiB)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
