@@ -49,7 +49,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--demo", action="store_true",
                    help="seed demo data (NAAN 99999, shoulder fk4) in DATA_DIR/pidkit-demo.db, or in the "
-                   "store of an explicit --db (never $PIDKIT_DATABASE_URL); if the port is taken, use a free one")
+                   "store of an explicit --db (never $PIDKIT_DATABASE_URL); if the port is taken, "
+                   "use a free one")
     p.add_argument("--data-dir", metavar="DIR", help=f"where --demo keeps its database (default {DEMO_DIR}/)")
     p.add_argument("--max-body", type=int, metavar="BYTES", help="largest request body (default 8 MiB)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
