@@ -232,3 +232,7 @@ def test_columns_numpy_and_errors() -> None:
     with pytest.raises(LlidError, match="mapping"):
         resource_ids_from_columns([("a", ["x"])])  # type: ignore[arg-type]
     assert resource_ids_from_columns({"a": []}) == []
+    # '%' in the type or a key is literal text, not a format directive
+    assert resource_ids_from_columns({"50%s": ["x"]}, type="100%d") == [
+        reference_llid([[VERSA_TYPE, "100%d"], ["50%s", "x"]])
+    ]

@@ -25,15 +25,16 @@ pass over the whole column), not per-row objects.
 from __future__ import annotations
 
 import base64
+import binascii
+import struct
 from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, overload
 
+import mmh3
+
 from .errors import LlidError, PidkitError, XarkIdError
-from .llid import _TO_URLSAFE as _LLID_URLSAFE
 from .llid import LLID_LENGTH, VERSA_TYPE
-from .llid import _b2a as _llid_b2a  # the one Library.Link encoding (llid.py), used in bulk here
-from .llid import _hash_bytes as _llid_hash
 from .llid import resource_ids as _resource_ids
 from .record_key import is_valid_record_key
 from .tid import TidClock, is_valid_tid
@@ -60,6 +61,8 @@ Errors: TypeAlias = Literal["raise", "null"]
 _B64URL: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 _GUID_LENGTHS: Final = frozenset({32, 34, 36, 38})
 _GUID_DASHED_LEN: Final = 36
+_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")  # base64 -> base64url (RFC 4648 §5)
+_hash64: Final = mmh3.hash64
 _tid_clock: Final = TidClock()  # one clock per process: ids from successive calls never repeat
 
 
@@ -333,11 +336,17 @@ def guids_to_xarkids(column: Iterable[object], *, errors: Errors = "raise") -> A
 
 
 def _ids_of_json(texts: list[str]) -> list[str]:
-    """Library.Link ids of ready reference-JSON texts (ASCII): llid.py's hash and encoding, in one pass."""
-    hb = _llid_hash
-    # 8 hash bytes + a zero byte = 12 base64 characters, the first 11 of which are the id (llid.py)
-    chunks = [hb(t.encode("ascii"))[7::-1] + b"\0" for t in texts]
-    text = _llid_b2a(b"".join(chunks), newline=False).translate(_LLID_URLSAFE).decode()
+    """Library.Link ids of ready reference-JSON texts (ASCII), seed 002 steps 2-4 over the whole column.
+
+    Step 2: ``mmh3.hash64(text)[0]`` (low 64 bits, signed); step 3: signed 64-bit big-endian — packed for
+    all rows in one ``struct`` call, each followed by a zero pad byte so that every id is exactly 12 base64
+    characters; step 4: one base64 pass, then the first 11 characters of each 12 (= unpadded base64url of
+    the 8 bytes, as :func:`pidkit.llid.resource_id` writes it).
+    """
+    h64 = _hash64
+    lows = [h64(t)[0] for t in texts]
+    raw = struct.pack(">" + "qx" * len(lows), *lows)
+    text = binascii.b2a_base64(raw, newline=False).translate(_URLSAFE).decode("ascii")
     return [text[i : i + LLID_LENGTH] for i in range(0, len(text), 12)]
 
 
@@ -392,7 +401,9 @@ def resource_ids_from_columns(
     esc = encode_basestring_ascii
     head = f"[{esc(VERSA_TYPE)},{esc(type)}]," if type is not None else ""
     # one %-template per table: [ [type] , [k0,%s] , [k1,%s] … ]  ('%' in keys doubled)
-    template = "[" + head + ",".join(f"[{esc(k).replace('%', '%%')},%s]" for k in keys) + "]"
+    template = (
+        "[" + head.replace("%", "%%") + ",".join(f"[{esc(k).replace('%', '%%')},%s]" for k in keys) + "]"
+    )
     try:
         escaped = [list(map(esc, values)) for values in lists]
     except TypeError:
