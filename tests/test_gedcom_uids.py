@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pidkit.gedcom import GedcomReader, add_uids, audit, match, migrate, read_bytes
+from pidkit.gedcom.uids import new_paf_text
 from pidkit.gedcom_uid import GedcomUid, UidForm
 
 GEDCOM_DIR = Path(__file__).parent / "data" / "gedcom"
@@ -235,3 +236,20 @@ def test_reports_are_json_ready() -> None:
     assert (
         json.loads(json.dumps(report.to_json()))["added"] == 2 + 1
     )  # FAM and SUBM (the _PLAC_DEFN records are not asked for)
+
+
+def test_new_paf_texts_are_gedcom_uid_forms_of_uuid4() -> None:
+    out = _apply(b"0 HEAD\n" + b"".join(b"0 @I%d@ INDI\n" % i for i in range(5000)) + b"0 TRLR\n")
+    added = {m.decode() for m in re.findall(rb"1 _UID (\S+)", out)}
+    assert len(added) == 5000
+    texts = added | {new_paf_text() for _ in range(5000)}
+    assert len(texts) == 10000
+    for text in texts:
+        uid = GedcomUid.parse(text)
+        data = uid.bytes16
+        assert data is not None
+        assert text == str(GedcomUid.from_bytes(data))
+        as_uuid = uid.to_uuid()
+        assert as_uuid is not None
+        assert as_uuid.version == 4
+        assert as_uuid.variant == uuid.RFC_4122

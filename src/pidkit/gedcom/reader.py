@@ -74,6 +74,8 @@ _LENIENT: Final = re.compile(
 )
 _EOL: Final = re.compile(rb"(\r\n|\r|\n|)\Z")
 _EOL_SEARCH: Final = re.compile(rb"\r\n|\r|\n")
+# The tag of a well-formed level-0 line (a shortcut for Record.tag).
+_RECORD_TAG: Final = re.compile(rb"0 (?:@[^@\r\n]+@ )?([A-Za-z0-9_]+)(?:\r\n|\r|\n| |\Z)")
 # gedcom-1 production pointer (7.0) / 5.5.1 "pointer" (an xref; ``@#…@`` starts an escape, not a pointer).
 _POINTER_7: Final = re.compile(r"@[A-Za-z0-9_]+@")
 _POINTER_5: Final = re.compile(r"@[^@#\r\n][^@\r\n]*@")
@@ -309,6 +311,10 @@ class Record:
     @property
     def tag(self) -> str | None:
         """The record's tag (``INDI``, ``FAM``, ``HEAD``, ``TRLR`` …), or ``None``."""
+        if self._lines is None and self._head is None:
+            m = _RECORD_TAG.match(self.data)
+            if m is not None:  # the common case, without building the line
+                return _TAG_CACHE.get(m.group(1)) or _tag(m.group(1))
         head = self.head
         return head.tag if head is not None else None
 
@@ -485,7 +491,8 @@ class GedcomReader:
             raise GedcomError("a line value cannot contain a line break", text=text)
         full = text + eol.decode("ascii")
         if full.isascii() and not self._utf16:  # every ASCII-compatible codec writes ASCII as itself
-            return _parse(full.encode("ascii"), full.encode("ascii"), 0)[0]
+            data = full.encode("ascii")
+            return _parse(data, data, 0)[0]
         try:
             raw = full.encode(self.codec)
         except UnicodeEncodeError as exc:

@@ -38,16 +38,18 @@ Decisions (see also DESIGN.md, GEDCOM row):
 
 from __future__ import annotations
 
+import os
 import re
+import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..errors import GedcomUidError
-from ..gedcom_uid import GedcomUid, UidForm
+from ..gedcom_uid import GedcomUid, UidForm, paf_checksum
 from ..xarkid import XarkId
-from .reader import GedcomLine, GedcomReader, Record, parse_line
+from .reader import _STRICT, GedcomLine, GedcomReader, Record
 
 __all__ = [
     "DEFAULT_RECORD_TYPES",
@@ -62,6 +64,8 @@ __all__ = [
     "identity_key",
     "match",
     "migrate",
+    "new_paf_text",
+    "new_uuid_text",
 ]
 
 UID_TAGS: Final = frozenset({"_UID", "UID"})
@@ -509,6 +513,45 @@ def _insert_after(
     lines.insert(index + 1, make(eol))
 
 
+def new_paf_text() -> str:
+    """The text of ``GedcomUid.new()`` (a UUID v4 in the PAF form with the U2 checksum), made without
+    building and re-classifying a :class:`GedcomUid` — add-uids makes one per record, so this matters on
+    large files.  The checksum is :func:`pidkit.gedcom_uid.paf_checksum` (its one definition).
+
+    >>> uid = GedcomUid.parse(new_paf_text())
+    >>> uid.form, uid.to_uuid().version, uid.to_uuid().variant
+    (<UidForm.VALID: 'valid'>, 4, 'specified in RFC 4122')
+    """
+    return _paf_text(uuid.uuid4().bytes)
+
+
+def _paf_text(data: bytes) -> str:
+    return data.hex().upper() + paf_checksum(data)
+
+
+def _uuid4_bytes(batch: int = 4096) -> Iterator[bytes]:
+    """Random UUID v4 bytes, from one ``os.urandom`` call per ``batch`` (what ``uuid.uuid4`` does per id).
+
+    RFC 9562 §5.4: version ``0100`` in the high nibble of byte 6, variant ``10`` in the top bits of byte 8.
+    """
+    while True:
+        buf = bytearray(os.urandom(16 * batch))
+        for i in range(0, len(buf), 16):
+            buf[i + 6] = (buf[i + 6] & 0x0F) | 0x40
+            buf[i + 8] = (buf[i + 8] & 0x3F) | 0x80
+            yield bytes(buf[i : i + 16])
+
+
+
+def new_uuid_text() -> str:
+    """The text of ``GedcomUid.new_uuid()``: a UUID v4, dashed lowercase (RFC 9562 §4).
+
+    >>> GedcomUid.parse(new_uuid_text()).to_uuid().version
+    4
+    """
+    return str(uuid.uuid4())
+
+
 def _maker(reader: GedcomReader, level: int, tag: str, value: str) -> Callable[[bytes], GedcomLine]:
     def make(eol: bytes) -> GedcomLine:
         return reader.make_line(level, tag, value, eol=eol)
@@ -540,14 +583,12 @@ def add_uids(
                 return str(GedcomUid.from_xarkid(XarkId.new(), gedcom7=gedcom7))
 
         elif gedcom7:
-
-            def new_uid() -> str:
-                return str(GedcomUid.new_uuid())
-
+            new_uid = new_uuid_text
         else:
+            randoms = _uuid4_bytes()  # one generator per call: not shared between threads
 
             def new_uid() -> str:
-                return str(GedcomUid.new())
+                return _paf_text(next(randoms))
 
     make_value: Callable[[], str] = new_uid
     wanted = frozenset(types)
@@ -604,11 +645,13 @@ def _append_quickly(
         return None
     body = data[: -len(eol)]
     start = max(body.rfind(b"\n"), body.rfind(b"\r")) + 1
-    if parse_line(data[start:]).level is None:
+    if _STRICT.fullmatch(data, start) is None:
         return None
     value = make_value()
-    line = reader.make_line(1, tag, value, eol=eol)
-    return Record(data + line.data, rec.number, rec.dialect), value
+    new = b"1 " + tag.encode("ascii") + b" " + value.encode("ascii") + eol if value.isascii() else None
+    if new is None:
+        new = reader.make_line(1, tag, value, eol=eol).data
+    return Record(data + new, rec.number, rec.dialect), value
 
 
 def _add_event_uids(
