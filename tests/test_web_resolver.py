@@ -57,7 +57,7 @@ PASSTHROUGH = [
     ("/ark:99999/fk4coll/p1", COLLECTION + "p1"),
     ("/ark:99999/fk4coll/p1/s2.pdf", COLLECTION + "p1/s2.pdf"),
     ("/ark:99999/fk4coll.v2", "https://example.org/coll/.v2"),
-    ("/ark:/99999/fk4-coll/p-1", COLLECTION + "p1"),
+    ("/ark:/99999/fk4-coll/p-1", COLLECTION + "p-1"),  # the suffix as the request spelled it
 ]
 
 

@@ -869,3 +869,10 @@ class Ark:
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
         return (Ark.parse, (self._text,))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
+        """pydantic v2 support (``x: Ark`` in a model): see :mod:`pidkit.pydantic`."""
+        from ..pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
+
+        return core_schema_for(cls)

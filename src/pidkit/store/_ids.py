@@ -54,6 +54,33 @@ def ark_key(text: str) -> ArkKey:
     return ArkKey(str(ark), str(ark.naan), shoulder, tuple(str(a) for a in ark.ancestors()))
 
 
+def passthrough_suffix(text: str, naan: str, normalized_suffix: str) -> str:
+    """The rest of the ARK after a bound ancestor, spelled as the request spelled it where possible.
+
+    Normalization (§3.2) drops hyphens and may reorder variants; the part passed through to a target is
+    the requester's own text when it normalizes to the same suffix, else the normalized suffix.
+
+    >>> passthrough_suffix("ark:/12345/x54xz321/page-2.v-1", "12345", "/page2.v1")
+    '/page-2.v-1'
+    >>> passthrough_suffix("ark:12345/x54.v2/c3", "12345", "/c3.v2")  # step 9 reorders; same meaning
+    '.v2/c3'
+    >>> passthrough_suffix("ark:12345/x54", "12345", "/c3")  # nothing to map: the normalized suffix
+    '/c3'
+    """
+    from ..ark import Ark
+
+    qualifiers = Ark.parse(text).qualifiers
+    structural = sum(normalized_suffix.count(c) for c in "/.")
+    cut = len(qualifiers)
+    for _ in range(structural):
+        cut = max(qualifiers.rfind("/", 0, cut), qualifiers.rfind(".", 0, cut))
+        if cut < 0:
+            return normalized_suffix
+    candidate = qualifiers[cut:]
+    probe = Ark.parse(f"ark:{naan}/x{candidate}").normalize()
+    return candidate if str(probe) == f"ark:{naan}/x{normalized_suffix}" else normalized_suffix
+
+
 def uuid_key(text: str) -> str:
     """Canonical UUID: lowercase 8-4-4-4-12 (strict full match, no braces, no stray spaces).
 

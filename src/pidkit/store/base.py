@@ -294,13 +294,14 @@ def _iso(when: _dt.datetime | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """What an ARK resolves to: the ``binding`` found and the ``suffix`` (normalized text after the
-    bound ARK, empty for an exact match) to pass through to its target.
+    """What an ARK resolves to: the ``binding`` found and the ``suffix`` (the rest of the ARK after the
+    bound one, as the request spelled it where that normalizes the same; empty for an exact match) to
+    pass through to its target.
 
     >>> b = Binding("ark", "ark:1/x", "ark:1/x", "https://e.org/", passthrough=True)
     >>> r = Resolution(b, "/p1")
     >>> r.exact, r.location
-    (False, 'https://e.org//p1')
+    (False, 'https://e.org/p1')
     """
 
     binding: Binding
@@ -321,7 +322,10 @@ class Resolution:
         b = self.binding
         if b.status != "public" or b.target is None:
             return None
-        return b.target + self.suffix
+        suffix = self.suffix
+        if b.target.endswith("/") and suffix.startswith("/"):
+            suffix = suffix[1:]  # a '/' ending the target and one starting the suffix are not doubled
+        return b.target + suffix
 
 
 @dataclass(frozen=True, slots=True)

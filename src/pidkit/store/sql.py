@@ -543,7 +543,7 @@ class SqlStore(Store):
         for ancestor in k.ancestors:
             b = found.get(ancestor)
             if b is not None and b.passthrough and b.status == "public" and k.key.startswith(ancestor):
-                return Resolution(b, k.key[len(ancestor) :])
+                return Resolution(b, _ids.passthrough_suffix(ark, k.naan, k.key[len(ancestor) :]))
         return None
 
     def tombstone(self, ark: str, reason: str) -> Binding:

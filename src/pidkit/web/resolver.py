@@ -138,7 +138,7 @@ def resolve_ark(request: Request, ark: str) -> Response:
         return info_response(request, b)
     if b.is_tombstoned:
         return tombstone_response(request, b)
-    location = passthrough_location(b.target, found.suffix) if b.status == "public" else None
+    location = found.location
     if location is None:
         return error_response(request, 404, f"{b.key} has no target", title="Unknown ARK")
     try:
@@ -164,20 +164,6 @@ def resolve_id(request: Request, value: str) -> Response:
     if b.target is None:
         return error_response(request, 404, f"{value!r} has no target", title="Unknown id")
     return RedirectResponse(validate_target(b.target), status_code=302)
-
-
-def passthrough_location(target: str | None, suffix: str) -> str | None:
-    """The redirect for a bound target and the rest of the ARK (suffix passthrough); a '/' ending the
-    target and one starting the suffix are not doubled.
-
-    >>> passthrough_location("https://e.org/c/", "/p1/s2.pdf"), passthrough_location("https://e.org/c", ".v2")
-    ('https://e.org/c/p1/s2.pdf', 'https://e.org/c.v2')
-    """
-    if target is None:
-        return None
-    if target.endswith("/") and suffix.startswith("/"):
-        suffix = suffix[1:]
-    return target + suffix
 
 
 def id_path(b: Binding) -> str:
