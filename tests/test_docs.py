@@ -135,7 +135,7 @@ def output_matches(expected: str, got: str) -> bool:
 def run_command(cmd: Command, cwd: Path, env: dict[str, str], where: str) -> None:
     """Run one console command in bash and compare its output."""
     proc = subprocess.run(
-        ["bash", "-c", "set -o pipefail\n" + cmd.command],
+        ["bash", "-c", cmd.command],
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
