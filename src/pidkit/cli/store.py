@@ -271,7 +271,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     if args.json:
         _out(json.dumps(b.to_dict(), ensure_ascii=False))
     else:
-        _out(b.to_anvl())
+        sys.stdout.write(b.to_anvl())
     return EXIT_OK
 
 

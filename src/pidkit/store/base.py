@@ -78,7 +78,7 @@ STATUSES: Final[tuple[str, ...]] = get_args(Status)
 DEFAULT_BATCH: Final = 10_000
 
 #: ERC "value unavailable" code, shown for an empty element.
-ERC_UNAVAILABLE: Final = "(:unav)"
+ERC_UNAVAILABLE: Final = "(:unav)"  # ERC "value unavailable" (used by store.anvl)
 
 _TARGET_SCHEMES: Final = frozenset({"http", "https"})
 _MAX_TARGET: Final = 4096
@@ -116,14 +116,6 @@ def validate_target(url: str) -> str:
     return url
 
 
-def _anvl_value(value: str) -> str:
-    """An ANVL value: continuation lines are indented; an empty value is ``(:unav)``."""
-    value = value.strip()
-    if not value:
-        return ERC_UNAVAILABLE
-    return "\n  ".join(line.strip() for line in value.splitlines())
-
-
 @dataclass(frozen=True, slots=True)
 class Erc:
     """One ERC segment: who / what / when / where (draft-kunze-ark-40 §5.3, "The Electronic Resource
@@ -156,19 +148,6 @@ class Erc:
         {'who': 'a', 'what': '', 'when': '', 'where': ''}
         """
         return {"who": self.who, "what": self.what, "when": self.when, "where": self.where}
-
-    def anvl_lines(self) -> list[str]:
-        """The four elements as ANVL lines (``(:unav)`` for an empty one).
-
-        >>> Erc(who="Austin, Larry").anvl_lines()[:2]
-        ['who: Austin, Larry', 'what: (:unav)']
-        """
-        return [
-            f"who: {_anvl_value(self.who)}",
-            f"what: {_anvl_value(self.what)}",
-            f"when: {_anvl_value(self.when)}",
-            f"where: {_anvl_value(self.where)}",
-        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +190,7 @@ class Binding:
     ``shoulder`` are set for ARKs only.
 
     >>> b = Binding(kind="ark", key="ark:99999/fk4x", text="ark:/99999/fk4-x", target="https://e.org/")
-    >>> print(b.to_anvl())
+    >>> print(b.to_anvl(), end="")
     erc:
     who: (:unav)
     what: (:unav)
@@ -250,15 +229,11 @@ class Binding:
 
     def to_anvl(self) -> str:
         """The ERC record as ANVL text (``erc:`` then ``erc-support:``), as the ``?info`` inflection
-        returns it (draft-kunze-ark-40 §5.2).  An empty ``where`` of the object is the id itself; a
-        tombstone adds ``status`` and ``reason`` lines after the segments.
+        returns it (draft-kunze-ark-40 §5.2); see :func:`pidkit.store.anvl.erc_anvl`.
         """
-        erc = self.erc if self.erc.where else _replace_where(self.erc, self.key)
-        lines = ["erc:", *erc.anvl_lines(), "erc-support:", *self.support.anvl_lines()]
-        if self.is_tombstoned:
-            lines.append("status: tombstoned")
-            lines.append(f"reason: {_anvl_value(self.tombstone_reason or '')}")
-        return "\n".join(lines)
+        from .anvl import erc_anvl  # the one ANVL encoder (anvl imports this module)
+
+        return erc_anvl(self)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict (the JSON Lines export format; timestamps ISO 8601 UTC with ``Z``).
@@ -280,10 +255,6 @@ class Binding:
             "created": _iso(self.created),
             "updated": _iso(self.updated),
         }
-
-
-def _replace_where(erc: Erc, where: str) -> Erc:
-    return Erc(who=erc.who, what=erc.what, when=erc.when, where=where)
 
 
 def _iso(when: _dt.datetime | None) -> str | None:

@@ -34,7 +34,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from ..ark import Ark
 from ..errors import ArkError, NotFoundError, StoreError
 from ..store import Binding, validate_target
-from .anvl import erc_anvl, object_erc
+from ..store.anvl import erc_anvl, object_erc
 from .app import error_response, settings_of, store_of, text_response
 from .settings import SERVICE_PATH
 from .templates import esc, page, rows

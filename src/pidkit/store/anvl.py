@@ -24,10 +24,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..store import Binding, Erc
-
-#: ERC "value unavailable" code for an empty element.
-UNAVAILABLE: Final = "(:unav)"
+from .base import ERC_UNAVAILABLE as UNAVAILABLE
+from .base import Binding, Erc
 
 #: §5.3: line terminators are escaped in values (after '%', so the encoding is reversible) …
 _VALUE_ESCAPES: Final = str.maketrans({"%": "%25", "\n": "%0A", "\r": "%0D"})
