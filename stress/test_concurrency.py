@@ -36,11 +36,11 @@ def _minted_rows(url: str, minter: str) -> list[tuple[str, str, int]]:
     sql = "SELECT naan, id, position FROM minted WHERE minter = "
     if url.startswith("sqlite:"):
         with sqlite3.connect(url[len("sqlite:///") :]) as conn:
-            return [tuple(r) for r in conn.execute(sql + "?", (minter,))]  # type: ignore[misc]
+            return [tuple(r) for r in conn.execute(sql + "?", (minter,))]
     import psycopg
 
     with psycopg.connect(url) as conn:
-        return [tuple(r) for r in conn.execute(sql + "%s", (minter,))]  # type: ignore[misc]
+        return [tuple(r) for r in conn.execute(sql + "%s", (minter,))]
 
 
 def test_eight_processes_one_minter_no_duplicates_no_gaps(
