@@ -340,7 +340,8 @@ class Record:
         if is_pointer(first, gedcom7=gedcom7):
             return first
         parts = [unescape_at(first, gedcom7=gedcom7)]
-        for nxt in lines[index + 1 :]:
+        for j in range(index + 1, len(lines)):  # no slice: reading every line's text stays linear
+            nxt = lines[j]
             if nxt.level is None:
                 continue
             if nxt.level != line.level + 1 or nxt.tag not in ("CONT", "CONC"):
