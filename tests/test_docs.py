@@ -230,7 +230,7 @@ NGINX_CASES = (
     ("/ark:12345/x54xz321", "https://example.org/objects/x54xz321"),
     ("/ark:/12345/x5-4-xz-321", "https://example.org/objects/x54xz321"),
     ("/ark:12345/x54xz321/c3//s5.pdf", "https://example.org/objects/x54xz321/c3/s5.pdf"),
-    ("/ark:12345/x54xz321/p%2f1", "https://example.org/objects/x54xz321/p%2F1"),
+    ("/ark:12345/x54xz321/p%2f1", "https://example.org/objects/x54xz321/p%2f1"),
 )
 
 

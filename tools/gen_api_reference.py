@@ -102,7 +102,10 @@ def constraints(schema: Schema) -> str:
             ("pattern", "matches `{}`"),
         ):
             if key in branch:
-                note = label.format(branch[key])
+                value = branch[key]
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)  # pydantic writes ge=1 on an int field as 1.0
+                note = label.format(value)
                 if note not in notes:
                     notes.append(note)
     if "default" in schema:
