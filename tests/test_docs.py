@@ -415,7 +415,7 @@ def test_console_block_parsing() -> None:
     assert commands(block) == [
         Command("echo a", "a\n", 10),
         Command("cat <<'EOF'\nx\nEOF", "x\n", 12),
-        Command("true", "", 15),
+        Command("true", "", 16),
     ]
 
 
