@@ -9,16 +9,19 @@ examples) so the suite fits in CI next to ``make test``.  Without PostgreSQL
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -121,64 +124,66 @@ def free_port() -> int:
         return port
 
 
+class Servers:
+    """Starts ``pidkit serve --db URL`` processes (127.0.0.1, a free port) and stops them all."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def start(self, url: str, *extra: str, env: dict[str, str] | None = None) -> Server:
+        """Start a server on ``url`` and wait until it answers."""
+        full_env = {**os.environ, **(env or {}), "PIDKIT_DATABASE_URL": url}
+        cmd = [sys.executable, "-m", "pidkit", "serve", "--db", url, "--host", "127.0.0.1",
+               "--port", str(free_port()), "--log-level", "warning", *extra]  # fmt: skip
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=full_env
+        )
+        self.procs.append(proc)
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        seen = []
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            m = _URL_LINE.search(line)
+            if m:
+                # keep reading its output so a chatty server never blocks on a full pipe
+                threading.Thread(target=_drain, args=(proc.stdout,), daemon=True).start()
+                _wait_listening(m.group(1))
+                return Server(m.group(1), proc)
+        proc.kill()
+        raise RuntimeError("pidkit serve did not start:\n" + "".join(seen))
+
+    def stop_all(self) -> None:
+        """Terminate every server started (kill after 10 s)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
 @pytest.fixture
-def serve() -> Iterator[type[Server]]:
-    """A starter of ``pidkit serve --db URL`` processes (on 127.0.0.1, a free port); every process
-    started is stopped at the end of the test."""
-    procs: list[subprocess.Popen[str]] = []
+def serve() -> Iterator[Servers]:
+    """A :class:`Servers`; every process it started is stopped at the end of the test."""
+    servers = Servers()
+    try:
+        yield servers
+    finally:
+        servers.stop_all()
 
-    class Starter(Server):
-        @classmethod
-        def start(cls, url: str, *extra: str, env: dict[str, str] | None = None) -> Server:
-            full_env = {**os.environ, **(env or {}), "PIDKIT_DATABASE_URL": url}
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "pidkit",
-                    "serve",
-                    "--db",
-                    url,
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(free_port()),
-                    "--log-level",
-                    "warning",
-                    *extra,
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                env=full_env,
-            )
-            procs.append(proc)
-            assert proc.stdout is not None
-            deadline = time.monotonic() + 60
-            seen = []
-            while time.monotonic() < deadline:
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                seen.append(line)
-                m = _URL_LINE.search(line)
-                if m:
-                    _wait_listening(m.group(1))
-                    return Server(m.group(1), proc)
-            proc.kill()
-            raise RuntimeError("pidkit serve did not start:\n" + "".join(seen))
 
-    yield Starter
-    for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+def _drain(stream: IO[str]) -> None:
+    with contextlib.suppress(ValueError, OSError):
+        for _ in stream:
+            pass
 
 
 def _wait_listening(base: str) -> None:
