@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from pidkit.gedcom import GedcomReader, add_uids, audit, match, migrate, read_bytes
-from pidkit.gedcom.uids import new_paf_text
 from pidkit.gedcom_uid import GedcomUid, UidForm
 
 GEDCOM_DIR = Path(__file__).parent / "data" / "gedcom"
@@ -242,7 +241,7 @@ def test_new_paf_texts_are_gedcom_uid_forms_of_uuid4() -> None:
     out = _apply(b"0 HEAD\n" + b"".join(b"0 @I%d@ INDI\n" % i for i in range(5000)) + b"0 TRLR\n")
     added = {m.decode() for m in re.findall(rb"1 _UID (\S+)", out)}
     assert len(added) == 5000
-    texts = added | {new_paf_text() for _ in range(5000)}
+    texts = added | {*GedcomUid.new_paf_strings(5000)}
     assert len(texts) == 10000
     for text in texts:
         uid = GedcomUid.parse(text)

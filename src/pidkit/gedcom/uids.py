@@ -38,16 +38,14 @@ Decisions (see also DESIGN.md, GEDCOM row):
 
 from __future__ import annotations
 
-import os
 import re
-import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..errors import GedcomUidError
-from ..gedcom_uid import GedcomUid, UidForm, paf_checksum
+from ..gedcom_uid import GedcomUid, UidForm
 from ..xarkid import XarkId
 from .reader import _STRICT, GedcomLine, GedcomReader, Record
 
@@ -64,8 +62,6 @@ __all__ = [
     "identity_key",
     "match",
     "migrate",
-    "new_paf_text",
-    "new_uuid_text",
 ]
 
 UID_TAGS: Final = frozenset({"_UID", "UID"})
@@ -545,42 +541,10 @@ def _insert_after(
     lines.insert(index + 1, make(eol))
 
 
-def new_paf_text() -> str:
-    """The text of ``GedcomUid.new()`` (a UUID v4 in the PAF form with the U2 checksum), made without
-    building and re-classifying a :class:`GedcomUid` — add-uids makes one per record, so this matters on
-    large files.  The checksum is :func:`pidkit.gedcom_uid.paf_checksum` (its one definition).
-
-    >>> uid = GedcomUid.parse(new_paf_text())
-    >>> uid.form, uid.to_uuid().version, uid.to_uuid().variant
-    (<UidForm.VALID: 'valid'>, 4, 'specified in RFC 4122')
-    """
-    return _paf_text(uuid.uuid4().bytes)
-
-
-def _paf_text(data: bytes) -> str:
-    return data.hex().upper() + paf_checksum(data)
-
-
-def _uuid4_bytes(batch: int = 4096) -> Iterator[bytes]:
-    """Random UUID v4 bytes, from one ``os.urandom`` call per ``batch`` (what ``uuid.uuid4`` does per id).
-
-    RFC 9562 §5.4: version ``0100`` in the high nibble of byte 6, variant ``10`` in the top bits of byte 8.
-    """
+def _paf_values(batch: int = 4096) -> Iterator[str]:
+    """New PAF-form values without end, made ``batch`` at a time (:meth:`GedcomUid.new_paf_strings`)."""
     while True:
-        buf = bytearray(os.urandom(16 * batch))
-        for i in range(0, len(buf), 16):
-            buf[i + 6] = (buf[i + 6] & 0x0F) | 0x40
-            buf[i + 8] = (buf[i + 8] & 0x3F) | 0x80
-            yield bytes(buf[i : i + 16])
-
-
-def new_uuid_text() -> str:
-    """The text of ``GedcomUid.new_uuid()``: a UUID v4, dashed lowercase (RFC 9562 §4).
-
-    >>> GedcomUid.parse(new_uuid_text()).to_uuid().version
-    4
-    """
-    return str(uuid.uuid4())
+        yield from GedcomUid.new_paf_strings(batch)
 
 
 def _maker(reader: GedcomReader, level: int, tag: str, value: str) -> Callable[[bytes], GedcomLine]:
@@ -614,12 +578,15 @@ def add_uids(
                 return str(GedcomUid.from_xarkid(XarkId.new(), gedcom7=gedcom7))
 
         elif gedcom7:
-            new_uid = new_uuid_text
-        else:
-            randoms = _uuid4_bytes()  # one generator per call: not shared between threads
 
             def new_uid() -> str:
-                return _paf_text(next(randoms))
+                return GedcomUid.new_uuid().value
+
+        else:
+            values = _paf_values()  # one generator per call: not shared between threads
+
+            def new_uid() -> str:
+                return next(values)
 
     make_value: Callable[[], str] = new_uid
     wanted = frozenset(types)
