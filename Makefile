@@ -10,7 +10,7 @@ PY ?= $(shell for p in $(PYTHON_CANDIDATES); do \
           echo $$p; break; fi; done)
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: help install test lint typecheck unit demo bench stress clean browser
+.PHONY: help install test lint typecheck unit demo bench stress clean system-tools
 
 help:
 	@echo "make demo   — create .venv, install, start the resolver and web UI on SQLite with a demo NAAN"
@@ -35,13 +35,18 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# The browser tests drive Debian's chromium: install it where missing (root + apt-get), else say what is missing.
-browser:
-	@if [ -x /usr/bin/chromium ]; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then apt-get update -q && apt-get install -y -q chromium; \
-	else echo "make: /usr/bin/chromium is missing (install it: sudo apt-get install -y chromium); the browser tests fail under CI and are skipped elsewhere" >&2; fi
+# System tools some tests drive: Debian's chromium (browser tests) and nginx (the nginx recipe in docs/).
+# Installed where missing when we can (root + apt-get); otherwise say what is missing: those tests then
+# fail under CI (CI=true) and are skipped elsewhere.
+SYSTEM_TOOLS := /usr/bin/chromium:chromium /usr/sbin/nginx:nginx-light
+system-tools:
+	@missing=""; for t in $(SYSTEM_TOOLS); do [ -x "$${t%%:*}" ] || missing="$$missing $${t##*:}"; done; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	else echo "make: missing system packages:$$missing (sudo apt-get install -y$$missing)" >&2; fi
 
-unit: install browser
+unit: install system-tools
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 test: lint typecheck unit

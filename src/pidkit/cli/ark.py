@@ -58,7 +58,7 @@ def register(sub: Subparsers) -> None:
         "normalize",
         help="print the normalized form of each ARK (§3.2)",
         description="Print the §3.2 normalized form of each ARK, one per line: no NMA, no inflection, "
-        "label 'ark:', lowercase NAAN, uppercase %%-escapes, no hyphens, tidy '/' and '.'. "
+        "label 'ark:', lowercase NAAN, uppercase %-escapes, no hyphens, tidy '/' and '.'. "
         "Two ARKs are equivalent exactly when their normalized forms are equal.",
     )
     p.add_argument("ids", nargs="+", metavar="ID", help=_IDS_HELP)
