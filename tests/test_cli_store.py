@@ -161,3 +161,17 @@ def test_in_process(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert sorted(capsys.readouterr().out.split()) == [f"ark:12345/b5{d}" for d in "0123456789"]
     assert main(["mint", "s", "--db", db]) == 1
     assert "too few ids left" in capsys.readouterr().err
+
+
+def test_import_hand_written_minimal_lines(db: str) -> None:
+    lines = '{"text": "ark:/99999/fk4-m1", "target": "https://example.org/m1"}\n{"text": "ark:99999/fk4m2"}\n'
+    r = run(db, "import", "-", stdin=lines)
+    assert r.returncode == 1  # the second line is public (the default) without a target
+    assert "line 2" in r.stderr
+    assert "needs a target" in r.stderr
+    r = run(db, "import", "-", stdin=lines.splitlines()[0] + "\n")
+    assert r.returncode == 0, r.stderr
+    with open_store(db) as s:
+        b = s.get_binding("ark:99999/fk4m1")
+        assert b is not None
+        assert (b.kind, b.status, b.target) == ("ark", "public", "https://example.org/m1")

@@ -144,8 +144,11 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "import",
         help="import bindings (JSON Lines)",
-        description="Import bindings written by export, all or nothing: any bad line is reported with its "
-        "number and nothing is written.",
+        description="Import bindings, all or nothing: any bad line is reported with its number and nothing "
+        "is written. Each line is a JSON object as export writes it; only 'text' (the id) is required, plus "
+        "'target' for a public binding. 'kind' defaults to ark, 'status' to public; optional: 'erc' and "
+        "'support' ({who, what, when, where}), 'passthrough', 'tombstone_reason' and 'tombstoned_at'. "
+        'Example: {"text": "ark:99999/fk4x", "target": "https://example.org/x"}',
     )
     p.add_argument("file", metavar="FILE", help="a JSON Lines file, or - for standard input")
     add_db_option(p)

@@ -732,7 +732,7 @@ def _import_row(line: str) -> tuple[Any, ...]:
         raise StoreError(f"not JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(obj, dict):
         raise StoreError("not a JSON object")
-    kind = _text(obj, "kind")
+    kind = _text(obj, "kind") if "kind" in obj else "ark"  # hand-written imports: ARKs by default
     text = _text(obj, "text")
     if kind not in KINDS:
         raise StoreError(f"unknown id kind (one of {', '.join(KINDS)})", text=kind)
@@ -745,7 +745,7 @@ def _import_row(line: str) -> tuple[Any, ...]:
     given_key = obj.get("key")
     if given_key is not None and given_key != key:
         raise StoreError(f"key {given_key!r} is not the canonical form of text (expected {key!r})")
-    status = _text(obj, "status")
+    status = _text(obj, "status") if "status" in obj else "public"
     if status not in ("public", "reserved", "tombstoned"):
         raise StoreError("status must be public, reserved or tombstoned", text=str(status))
     target = _opt_text(obj, "target")
