@@ -180,7 +180,7 @@ def test_injection_and_traversal_in_every_parameter(env: Env, figures: _report.F
     assert server_errors == known, server_errors
     if known:
         pytest.xfail(
-            f"finding: a /id/{{value}} holding or decoding to U+0000 reaches PostgreSQL (DataError -> 500): {known}; reported"
+            f"finding: /id/{{value}} holding/decoding to U+0000 reaches PostgreSQL (500): {known}; reported"
         )
 
 
