@@ -205,3 +205,7 @@ def figures() -> Iterator[_report.Figures]:
     figs = _report.Figures(short=SHORT)
     yield figs
     figs.save()
+
+
+#: Not a test module: the atheris harness runs as a subprocess (and needs atheris to import).
+collect_ignore = ["atheris_fuzz.py"]
