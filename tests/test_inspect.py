@@ -131,3 +131,35 @@ def test_any_text_gives_a_contract_shaped_report(text: str) -> None:
     for c in out["candidates"]:
         assert {"scheme", "valid", "normalized", "timestamp"} <= c.keys()
         assert c["timestamp"] is None or c["timestamp"].endswith("Z")
+
+
+# --- regressions from the spec review -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["9AAAAAAAAAAAAAAAAAAA", "_" * 20, "-AAAAAAAAAAAAAAAAAAA"])
+def test_xarkid_past_year_9999_has_no_timestamp_and_no_crash(text: str) -> None:
+    report = inspect(text)
+    xark = next(c for c in report.candidates if c.scheme == "xarkid")
+    assert xark.timestamp is None
+    assert xark.score < 90
+    json.dumps(report.to_json())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0123456789abcdef_123456789abcdef",
+        "０123456789abcdef0123456789abcdef",
+        "0123456789abcdef0123456789abcde ",
+    ],
+)
+def test_uuid_reading_needs_ascii_hex(text: str) -> None:
+    assert "uuid" not in [c.scheme for c in inspect(text).candidates]
+
+
+def test_tid_with_top_bit_set_is_noted_and_not_valid() -> None:
+    # tid.mdx's regex allows a first character up to 'j'; 'c'..'j' (8..15) set bit 63, "always 0"
+    reading = next(c for c in inspect("czzzzzzzzzzzz").candidates if c.scheme == "tid")
+    assert reading.valid is False
+    assert any("top bit" in n for n in reading.notes)
+    assert next(c for c in inspect("bzzzzzzzzzzzz").candidates if c.scheme == "tid").valid

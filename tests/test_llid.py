@@ -297,3 +297,21 @@ def test_versa_errors_name_the_line(doc: str, line: int) -> None:
 def test_versa_keys_must_be_a_list() -> None:
     with pytest.raises(LlidError):
         resource_ids_from_versa(SEED_DOC, keys="name")
+
+
+def test_del_is_escaped_like_json_dumps() -> None:
+    # regression: DEL (U+007F) took the fast path unescaped; json.dumps writes \u007f
+    pairs = [["a", "x\x7fy"]]
+    text = json.dumps(pairs, separators=(",", ":"))
+    assert "\\u007f" in text
+    expected = base64.urlsafe_b64encode(struct.pack(">q", mmh3.hash64(text)[0])).rstrip(b"=").decode()
+    assert resource_id(pairs) == expected
+    assert resource_ids([pairs]) == [expected]
+
+
+def test_unclosed_comments_run_to_the_end() -> None:
+    # regression: a lazy <!--.*?--> regex rescanned to the end for every unclosed comment (quadratic;
+    # the time bound is checked by the stress suite's scaling tests)
+    assert parse_versa("<!--" * 1000) == []
+    doc = "# a [Person]\n\n* name: A\n<!-- never closed\n# b [Person]\n\n* name: B\n"
+    assert [r.id for r in parse_versa(doc)] == ["a"]

@@ -243,3 +243,10 @@ def test_nsid_random_text_raises_only_record_key_errors(text: str) -> None:
     except RecordKeyError:
         return
     assert is_valid_nsid(text)
+
+
+def test_literal_key_type_error_names_the_whole_input() -> None:
+    # regression: the error named the value ('a b' at 2) rather than the input given
+    with pytest.raises(RecordKeyError) as err:
+        KeyType.parse("literal:a b")
+    assert (err.value.text, err.value.position) == ("literal:a b", 10)

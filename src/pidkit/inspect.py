@@ -63,6 +63,9 @@ MAX_INPUT = 8192
 # GEDCOM 5.5.1 xref id: "@" + 1..20 chars (XarkId seed: "A-Za-z0-9_.?<>~\/~#$%^&*()[+-"), first alphanumeric.
 _XREF = re.compile(r"@?([A-Za-z0-9][A-Za-z0-9_.?<>~\\/#$%^&*()\[+\-]{0,19})@?")
 _LLID_LEN = 11
+_UUID_TEXT = re.compile(
+    r"[0-9A-Fa-f]{32}|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+)
 
 
 @dataclass(frozen=True)
@@ -184,8 +187,11 @@ def _read_ark(text: str) -> list[Reading]:
 
 def _read_xarkid(text: str) -> list[Reading]:
     x = XarkId.parse(text)
-    ts = x.timestamp
-    plausible = _plausible(ts)
+    try:
+        ts: dt.datetime | None = x.timestamp
+    except OverflowError:  # 48 bits of milliseconds reach past 9999-12-31, which datetime cannot show
+        ts = None
+    plausible = ts is not None and _plausible(ts)
     notes = [] if plausible else ["embedded time is outside 1990–2200: probably not a XarkId"]
     parts = {"compact": x.compact, "guid": str(x.guid), "unix_ms": x.unix_ms, "random": f"{x.random:018x}"}
     return [Reading("xarkid", True, x.compact, ts, 90 if plausible else 45, parts, tuple(notes))]
@@ -196,8 +202,12 @@ def _read_tid(text: str) -> list[Reading]:
     ts = t.timestamp
     plausible = _plausible(ts)
     notes = [] if plausible else ["embedded time is outside 1990–2200: probably not a TID"]
+    # tid.mdx: "The top bit is always 0"; its syntax (first char 2-j) still admits c-j, which set it.
+    valid = not t.high_bit
+    if not valid:
+        notes.append("top bit set (first character c-j): the TID syntax allows it, the layout does not")
     parts = {"micros": t.micros, "clock_id": t.clock_id, "int": t.int}
-    return [Reading("tid", True, str(t), ts, 88 if plausible else 45, parts, tuple(notes))]
+    return [Reading("tid", valid, str(t), ts, 88 if plausible and valid else 45, parts, tuple(notes))]
 
 
 def _read_gedcom_uid(text: str) -> list[Reading]:
@@ -219,12 +229,10 @@ def _read_gedcom_uid(text: str) -> list[Reading]:
 
 
 def _read_uuid(text: str) -> list[Reading]:
-    stripped = text.strip("{}") if text.startswith("{") and text.endswith("}") else text
-    if len(stripped) not in (32, 36):
+    stripped = text[1:-1] if text.startswith("{") and text.endswith("}") else text
+    if _UUID_TEXT.fullmatch(stripped) is None:  # ASCII hex only: uuid.UUID alone takes '_' and other digits
         return []
-    u = uuid.UUID(stripped)  # the length check above excludes uuid's other leniencies
-    if len(stripped) == 36 and [len(p) for p in stripped.split("-")] != [8, 4, 4, 4, 12]:
-        return []
+    u = uuid.UUID(stripped)
     parts = {"version": u.version, "variant": u.variant, "hex": u.hex, "urn": u.urn}
     notes = ("also a GEDCOM 7 UID value",) if len(stripped) == 36 else ()
     return [Reading("uuid", True, str(u), None, 70, parts, notes)]
@@ -288,7 +296,5 @@ def inspect(text: str) -> Report:
             readings.extend(reader(text))
         except PidkitError as exc:
             errors[scheme] = exc.message
-        except ValueError as exc:  # uuid.UUID's own error
-            errors[scheme] = str(exc)
     readings.sort(key=lambda r: (-r.score, not r.valid))
     return Report(text, tuple(readings), errors if not readings else {})

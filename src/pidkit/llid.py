@@ -56,8 +56,8 @@ _PAIR_TYPES: Final[frozenset[type]] = frozenset({list, tuple})
 _pair_types_ok: Final = _PAIR_TYPES.issuperset
 _pair_lengths_ok: Final = frozenset({2}).issuperset
 _join_pair: Final = '","'.join
-#: Bytes that ``json.dumps`` would escape inside an ASCII string (C0 controls, ``"`` and ``\\``).
-_JSON_SPECIAL: Final = bytes(range(0x20)) + b'"\\'
+#: Bytes that ``json.dumps`` would escape inside an ASCII string (C0 controls, DEL, ``"`` and ``\\``).
+_JSON_SPECIAL: Final = bytes(range(0x20)) + b'\x7f"\\'
 #: base64 -> base64url (RFC 4648 §5).
 _TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
 _hash_bytes: Final = mmh3.hash_bytes
@@ -196,7 +196,6 @@ _RESOURCE: Final = re.compile(r"([^\s\[\]]+)?\s?(\[([^\s\[\]]*?)\])?")
 #: versa md.py REL_PAT: ``prop: value`` where prop is ``<iri>`` or a name, value ``<iri>``, quoted or bare.
 _REL: Final = re.compile(r"""(?:<(.+)>|([@\-_\w#/]+)):\s*(?:<(.+)>|"(.*)"|'(.*)'|(.*))""", re.DOTALL)
 _ABBR: Final = re.compile(r"@([\-_\w]+)([#/@])(.+)", re.DOTALL)
-_COMMENT: Final = re.compile(r"<!--.*?-->", re.DOTALL)
 
 #: @docheader keys (top level or inside ``@iri``/``@uri``) and what they set.
 _BASE_KEYS: Final = frozenset({"@base"})
@@ -238,8 +237,23 @@ class _Context:
 
 
 def _strip_comments(text: str) -> str:
-    """Blank out ``<!-- … -->`` comments, keeping line numbers."""
-    return _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    """Blank out ``<!-- … -->`` comments, keeping line numbers; an unclosed comment runs to the end.
+
+    One forward scan (linear time even for many unclosed ``<!--``).
+
+    >>> _strip_comments("a<!-- x\\ny -->b<!-- open")
+    'a\\nb'
+    """
+    out: list[str] = []
+    pos = 0
+    while (start := text.find("<!--", pos)) >= 0:
+        out.append(text[pos:start])
+        end = text.find("-->", start + 4)
+        stop = len(text) if end < 0 else end + 3
+        out.append("\n" * text.count("\n", start, stop))
+        pos = stop
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _split_rel(item: _Item) -> tuple[str, str, ValueKind]:

@@ -176,7 +176,8 @@ _set_str = RecordKey.__dict__["_str"].__set__
 
 # --- NSID syntax (atproto NSID spec; rules checked against the interop files) -------------------------
 
-#: Whole NSID: at most 253 (domain authority) + 1 + 63 (name) characters.
+#: Whole NSID: at most 253 + 1 + 63 characters.  Only the total is checked: the interop file
+#: nsid_syntax_valid.txt has a valid NSID whose domain authority is longer than 253 characters.
 MAX_NSID_LENGTH: Final = 253 + 1 + 63
 #: At least three segments: two or more for the reversed domain authority, one for the name.
 MIN_NSID_SEGMENTS: Final = 3
@@ -308,7 +309,7 @@ class KeyType:
         >>> KeyType.parse("literal:")
         Traceback (most recent call last):
         ...
-        pidkit.errors.RecordKeyError: literal key type needs a valid record key value: empty record key in ''
+        pidkit.errors.RecordKeyError: literal key type needs a valid record key value: empty record key in 'literal:'
         >>> KeyType.parse("uuid")
         Traceback (most recent call last):
         ...
@@ -324,8 +325,8 @@ class KeyType:
             except RecordKeyError as exc:
                 raise RecordKeyError(
                     f"literal key type needs a valid record key value: {exc.message}",
-                    text=value,
-                    position=exc.position,
+                    text=text,
+                    position=None if exc.position is None else exc.position + len(_LITERAL_PREFIX),
                 ) from exc
             kind = "literal"
         elif text in ("tid", "nsid", "any"):
