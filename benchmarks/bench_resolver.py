@@ -819,6 +819,22 @@ def render_section(
                 f"{mine.rps / peer.rps:.1f}× arklet's requests/s, p99 {_ms(mine.p99)} vs "
                 f"{_ms(peer.p99)} ms, {mine.errors} errors — {verdict}"
             )
+    missed = [
+        (mine, peer)
+        for backend in ("SQLite", "PostgreSQL")
+        for keepalive in (True, False)
+        if (mine := _find(rows, "pidkit", backend, keepalive)) is not None
+        and (peer := _find(rows, "arklet", "PostgreSQL", keepalive)) is not None
+        and not goal_met(mine, peer)
+    ]
+    if missed:
+        lines += [
+            "",
+            "Where the time goes and what would fix it: `benchmarks/resolver/PROFILE.md` (py-spy profile "
+            "of a worker: pidkit's own code is ~14 % of it; the FastAPI/Starlette stack, the thread-pool "
+            "hand-off of the sync route and the pure-Python h11 server take the rest; a raw-ASGI fast path "
+            "for `GET /ark:…` plus `uvicorn[standard]` measured ~14× arklet with keep-alive).",
+        ]
     if notes:
         lines += ["", *[f"- {n}" for n in notes]]
     return "\n".join(lines) + "\n"
