@@ -93,9 +93,16 @@ FORMS = [
     ("{550e8400e29b11d4a716446655440000}", UidForm.UUID),
     ("f096b664-5e40-40e2-bb72-c1664a46fe45", UidForm.UUID),
     # anything else is "other", still kept
-    ("161C15D03ECE47968211BBB2E9EE7F4FA5A6 ", UidForm.OTHER),  # U1: trailing text -> whole value is other
+    # U1: only the first 36 characters are significant
+    ("161C15D03ECE47968211BBB2E9EE7F4FA5A6 ", UidForm.VALID),
+    ("161C15D03ECE47968211BBB2E9EE7F4FA5A6X", UidForm.VALID),
+    ("161C15D03ECE47968211BBB2E9EE7F4FA5A6 (extra)", UidForm.VALID),
+    ("161C15D03ECE47968211BBB2E9EE7F4F0000 (extra)", UidForm.BAD_CHECKSUM),
+    ("550e8400-e29b-11d4-a716-446655440000 (extra)", UidForm.UUID),  # a dashed UUID is 36 characters
+    ("550e8400-e29b-11d4-a716-446655440000}", UidForm.UUID),
+    # anything else is "other", still kept
     (" 161C15D03ECE47968211BBB2E9EE7F4FA5A6", UidForm.OTHER),
-    ("161C15D03ECE47968211BBB2E9EE7F4FA5A6X", UidForm.OTHER),
+    ("161C15D03ECE47968211BBB2E9EE7F4F (extra)", UidForm.OTHER),  # 32 digits + text: first 36 no form
     ("161C15D03ECE47968211BBB2E9EE7F4FA5A", UidForm.OTHER),
     ("161C15D03ECE47968211BBB2E9EE7F4G", UidForm.OTHER),
     ("550e8400-e29b-11d4-a716-44665544000", UidForm.OTHER),
@@ -184,13 +191,20 @@ def test_same_identity() -> None:
         "161C15D03ECE47968211BBB2E9EE7F4F",
         "161c15d0-3ece-4796-8211-bbb2e9ee7f4f",
         "{161C15D0-3ECE-4796-8211-BBB2E9EE7F4F}",
-        "161C15D03ECE47968211BBB2E9EE7F4F0000",  # bad checksum, same 16 bytes as written
+        "161C15D03ECE47968211BBB2E9EE7F4FA5A6 ",  # U1: the 37th character is not significant
+        "161C15D03ECE47968211BBB2E9EE7F4FA5A6 (extra)",
+        "161c15d0-3ece-4796-8211-bbb2e9ee7f4f and more",
     ]
     for text in same:
         other = GedcomUid.parse(text)
         assert paf.same_identity(other), text
         assert other.same_identity(paf), text
-    different = ["045D7A870C633045BE9710119FC387903581", "I1", "161C15D03ECE47968211BBB2E9EE7F4FA5A6 "]
+    different = [
+        "045D7A870C633045BE9710119FC387903581",
+        "I1",
+        " 161C15D03ECE47968211BBB2E9EE7F4FA5A6",
+        "161C15D03ECE47968211BBB2E9EE7F4F0000",  # bad checksum: U4 rejected, all 36 significant
+    ]
     for text in different:
         assert not paf.same_identity(GedcomUid.parse(text)), text
     assert GedcomUid.parse("I1").same_identity(GedcomUid.parse("I1"))
@@ -351,3 +365,38 @@ def test_parse_raises_only_gedcom_uid_error(text: str) -> None:
     else:
         assert error.text == text
         assert text == "" or text.isspace() or "\n" in text or "\r" in text
+
+
+def test_u1_extra_characters_are_not_significant_but_kept() -> None:
+    # Seed U1: "Die ersten 36 Zeichen einer _UID beschreiben die Kennzeichnung. Ggfs. weitere vorhandene
+    # Zeichen sind nicht signifikant."
+    text = "161C15D03ECE47968211BBB2E9EE7F4FA5A6 (extra)"
+    uid = GedcomUid.parse(text)
+    assert str(uid) == text  # never rewritten
+    assert uid.significant == "161C15D03ECE47968211BBB2E9EE7F4FA5A6"
+    assert uid.bytes16 == bytes.fromhex("161C15D03ECE47968211BBB2E9EE7F4F")
+    assert uid.checksum_ok is True
+    assert uid.to_uuid() == uuid.UUID("161c15d0-3ece-4796-8211-bbb2e9ee7f4f")
+    assert uid.same_identity(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6"))
+    assert uid != GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6")  # equality stays verbatim
+    dashed = GedcomUid.parse("550e8400-e29b-11d4-a716-446655440000/1")
+    assert dashed.form is UidForm.UUID
+    assert dashed.to_uuid() == uuid.UUID("550e8400-e29b-11d4-a716-446655440000")
+    long_other = GedcomUid.parse("x" * 40)
+    assert long_other.form is UidForm.OTHER
+    assert not long_other.same_identity(GedcomUid.parse("x" * 36 + "yyyy"))
+
+
+def test_bad_checksum_is_its_own_identity_and_only_probably_the_valid_one() -> None:
+    # Seed: U4 (first 32 digits significant when the checksum is wrong) was "klar abgelehnt".
+    valid = GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6")
+    bad = GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0000")
+    assert not bad.same_identity(valid)
+    assert not valid.same_identity(bad)
+    assert bad.probably_same(valid)
+    assert valid.probably_same(bad)
+    assert bad.same_identity(GedcomUid.parse("161c15d03ece47968211bbb2e9ee7f4f0000"))
+    assert bad.same_identity(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0000 extra"))
+    assert not bad.same_identity(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0001"))
+    assert bad.probably_same(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0001"))
+    assert not bad.probably_same(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F400000"))

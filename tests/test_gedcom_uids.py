@@ -149,7 +149,9 @@ def test_audit_forms_tags_levels_and_version_rules() -> None:
     assert report.level2_forms == {"uuid": 2}
     assert report.tags == {"UID": 4, "_UID": 1}
     assert report.problem_counts == {"not-uuid-7": 1, "_UID-in-7": 1, "bad-checksum": 1, "no-home-7": 1}
-    assert report.duplicate_count == 2  # one identity on I1, I2 and F1
+    assert report.duplicate_count == 1  # one identity on I1 and F1 (I2's bad checksum is another one)
+    assert report.probable_count == 2  # I2 has the data digits of I1 (and F1) with a bad checksum
+    assert [(a.line, b.line) for a, b in report.probable] == [(5, 9), (9, 11)]
     assert report.without_uid["SOUR"] == 1
 
 
@@ -252,3 +254,31 @@ def test_new_paf_texts_are_gedcom_uid_forms_of_uuid4() -> None:
         assert as_uuid is not None
         assert as_uuid.version == 4
         assert as_uuid.variant == uuid.RFC_4122
+
+
+def test_u1_and_bad_checksum_identities_in_audit_and_match() -> None:
+    head = b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n"
+    a = (
+        head + b"0 @I1@ INDI\n1 _UID 161C15D03ECE47968211BBB2E9EE7F4FA5A6\n"
+        b"0 @I2@ INDI\n1 _UID 161C15D03ECE47968211BBB2E9EE7F4FA5A6 (extra)\n"
+        b"0 @I3@ INDI\n1 _UID 045D7A870C633045BE9710119FC387903581\n0 TRLR\n"
+    )
+    report = audit(read_bytes(a))
+    assert report.forms == {"valid": 3}
+    assert report.duplicate_count == 1  # U1: I2 repeats I1
+    assert [(x.line, y.line) for x, y in report.duplicates] == [(5, 7)]
+    b = (
+        head + b"0 @X1@ INDI\n1 _UID 161C15D03ECE47968211BBB2E9EE7F4FA5A6 from A\n"
+        b"0 @X3@ INDI\n1 _UID 045D7A870C633045BE9710119FC387900000\n0 TRLR\n"
+    )
+    a_unique = (
+        head + b"0 @I1@ INDI\n1 _UID 161C15D03ECE47968211BBB2E9EE7F4FA5A6\n"
+        b"0 @I3@ INDI\n1 _UID 045D7A870C633045BE9710119FC387903581\n0 TRLR\n"
+    )
+    result = match(read_bytes(a_unique), read_bytes(b))
+    assert result.match_count == 1
+    assert [(x.xref, y.xref) for x, y in result.matches] == [("@I1@", "@X1@")]
+    assert result.probable_count == 1  # I3 / X3: same data digits, X3's checksum is bad: not merged
+    assert [(x.xref, y.xref) for x, y in result.probable] == [("@I3@", "@X3@")]
+    assert result.to_json()["probable_count"] == 1
+    assert "probable" in result.to_text()

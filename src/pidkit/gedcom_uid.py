@@ -18,7 +18,19 @@ form           text
 ============== ===================================================================================
 
 Hex digits are classified case-insensitively (U2 recommends, and PAF writes, uppercase; lowercase is still
-read), and the whole value is classified: U1's extra characters after the first 36 make it ``other``.
+read).  **U1** (adopted): "Die ersten 36 Zeichen einer _UID beschreiben die Kennzeichnung.  Ggfs. weitere
+vorhandene Zeichen sind nicht signifikant" — the first 36 characters are the identifier, any further ones
+are not significant.  So a value longer than 36 characters whose first 36 are a 36-character form (36 hex
+digits, PAF ``valid``/``bad-checksum``, or a dashed UUID, which is 36 characters too) is classified, read
+(:attr:`~GedcomUid.bytes16`, :meth:`~GedcomUid.to_uuid`) and compared (:meth:`~GedcomUid.same_identity`)
+on those 36 characters; ``str(uid)`` still gives the whole text, never shortened.  A longer value whose
+first 36 characters are not such a form stays ``other`` and is compared on its whole text (nothing says
+where its identifier ends; GEDCOM 7 ``UID`` values are compared verbatim anyway).
+
+**U4 was rejected** ("klar abgelehnt"), so a ``bad-checksum`` value is *not* the identity of the valid value
+with the same first 32 digits: all 36 of its characters are significant (U1, U7).  :meth:`same_identity`
+compares a ``bad-checksum`` value only with values of the same 36 hex digits (case-insensitively, as every
+hex form); :meth:`~GedcomUid.probably_same` reports the weaker first-32-digits match.
 A value that is empty, only whitespace, or contains a line break cannot be a GEDCOM line value and raises
 :class:`~pidkit.errors.GedcomUidError`.
 
@@ -29,6 +41,9 @@ A value that is empty, only whitespace, or contains a line break cannot be a GED
 <UidForm.BAD_CHECKSUM: 'bad-checksum'>
 >>> str(GedcomUid.parse("{550E8400-e29b-11d4-a716-446655440000}"))
 '{550E8400-e29b-11d4-a716-446655440000}'
+>>> extra = GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6 (extra)")  # U1
+>>> extra.form, str(extra), extra.same_identity(uid)
+(<UidForm.VALID: 'valid'>, '161C15D03ECE47968211BBB2E9EE7F4FA5A6 (extra)', True)
 """
 
 from __future__ import annotations
@@ -96,7 +111,18 @@ def _check_value(text: str) -> None:
         raise GedcomUidError("UID value is only whitespace", text=text, position=1)
 
 
-def _classify(text: str) -> tuple[UidForm, bytes | None]:
+def _classify(text: str) -> tuple[UidForm, bytes | None, str]:
+    """Form, 16 bytes and the significant text: the whole value, or its first 36 characters (U1)."""
+    form, data = _classify_whole(text)
+    if form is UidForm.OTHER and len(text) > PAF_LENGTH:
+        head = text[:PAF_LENGTH]
+        if _HEX36.fullmatch(head) or _DASHED.fullmatch(head):
+            form, data = _classify_whole(head)
+            return form, data, head
+    return form, data, text
+
+
+def _classify_whole(text: str) -> tuple[UidForm, bytes | None]:
     if _HEX36.fullmatch(text):
         data = bytes.fromhex(text[:PAF_DATA_DIGITS])
         ok = paf_checksum(data) == text[PAF_DATA_DIGITS:].upper()
@@ -112,7 +138,8 @@ class GedcomUid:
     """One ``_UID``/``UID`` value, kept verbatim and classified.
 
     Equality and hashing are on the verbatim text (two differently written values are different UIDs,
-    as other programs compare them as text); :meth:`same_identity` compares the 16 bytes instead.
+    as other programs compare them as text); :meth:`same_identity` compares what identifies (the 16 bytes,
+    on the first 36 characters, U1).
     ``GedcomUid(text)`` is :meth:`parse`.
 
     >>> a = GedcomUid.parse("CCB4110C14954A9E9B08EC0E8BB604C4D497")
@@ -123,11 +150,12 @@ class GedcomUid:
     GedcomUid('CCB4110C14954A9E9B08EC0E8BB604C4D497')
     """
 
-    __slots__ = ("_bytes16", "_form", "_text")
+    __slots__ = ("_bytes16", "_form", "_significant", "_text")
 
     _text: str
     _form: UidForm
     _bytes16: bytes | None
+    _significant: str
 
     def __init__(self, text: str) -> None:
         """Same as :meth:`parse`.
@@ -138,10 +166,11 @@ class GedcomUid:
         if not isinstance(text, str):
             raise TypeError(f"UID text must be str, not {type(text).__name__}")
         _check_value(text)
-        form, data = _classify(text)
+        form, data, significant = _classify(text)
         object.__setattr__(self, "_text", text)
         object.__setattr__(self, "_form", form)
         object.__setattr__(self, "_bytes16", data)
+        object.__setattr__(self, "_significant", significant)
 
     @classmethod
     def parse(cls, text: str) -> GedcomUid:
@@ -242,6 +271,20 @@ class GedcomUid:
         return self._text
 
     @property
+    def significant(self) -> str:
+        """The part of the value that identifies (U1): its first 36 characters when the value is longer
+        and they are a 36-character form (see the module docstring), else the whole value.
+
+        >>> GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6 (extra)").significant
+        '161C15D03ECE47968211BBB2E9EE7F4FA5A6'
+        >>> GedcomUid.parse("550e8400-e29b-11d4-a716-446655440000/2").significant
+        '550e8400-e29b-11d4-a716-446655440000'
+        >>> GedcomUid.parse("not a hex value, but longer than thirty-six characters").significant
+        'not a hex value, but longer than thirty-six characters'
+        """
+        return self._significant
+
+    @property
     def form(self) -> UidForm:
         """The classification (:class:`UidForm`).
 
@@ -255,7 +298,7 @@ class GedcomUid:
         """The 16 bytes the hex forms spell, else ``None``.
 
         ``valid`` and ``bad-checksum``: the first 32 digits; ``no-checksum``: the 32 digits; ``uuid``: the 32
-        digits without dashes or braces.
+        digits without dashes or braces (of the :attr:`significant` first 36 characters, U1).
 
         >>> GedcomUid.parse("000102030405060708090A0B0C0D0E0F").bytes16 == bytes(range(16))
         True
@@ -316,20 +359,45 @@ class GedcomUid:
             return None
 
     def same_identity(self, other: GedcomUid) -> bool:
-        """Whether two values name the same record: equal 16 bytes when both have them (case, dashes,
-        braces and the checksum digits do not matter), otherwise equal verbatim text.
+        """Whether two values name the same record, on their :attr:`significant` part (U1).
+
+        Two values with a valid or no checksum or in a UUID form: equal 16 bytes (case, dashes and braces
+        do not matter).  A ``bad-checksum`` value: only another ``bad-checksum`` value with the same 36 hex
+        digits (U4, which would let the first 32 digits stand for the value, was rejected; see
+        :meth:`probably_same`).  Otherwise equal text.
 
         >>> a = GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6")
         >>> a.same_identity(GedcomUid.parse("161c15d03ece47968211bbb2e9ee7f4f"))
         True
-        >>> a.same_identity(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0000"))
+        >>> a.same_identity(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6 extra"))
         True
+        >>> a.same_identity(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0000"))
+        False
         >>> GedcomUid.parse("I1").same_identity(GedcomUid.parse("i1"))
         False
         """
+        bad_self = self._form is UidForm.BAD_CHECKSUM
+        bad_other = other._form is UidForm.BAD_CHECKSUM
+        if bad_self or bad_other:
+            return bad_self and bad_other and self._significant.upper() == other._significant.upper()
         if self._bytes16 is not None and other._bytes16 is not None:
             return self._bytes16 == other._bytes16
-        return self._text == other._text
+        return self._significant == other._significant
+
+    def probably_same(self, other: GedcomUid) -> bool:
+        """:meth:`same_identity`, or equal 16 bytes where one or both checksums are bad: a *probable*
+        match (the data digits agree, but a damaged checksum may as well mean damaged data), to be
+        reported as such and never merged silently.
+
+        >>> a = GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6")
+        >>> a.probably_same(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0000"))
+        True
+        >>> a.probably_same(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F400000"))
+        False
+        """
+        if self.same_identity(other):
+            return True
+        return self._bytes16 is not None and self._bytes16 == other._bytes16
 
     # --- protocol -------------------------------------------------------------------------------------
 

@@ -17,10 +17,13 @@ Decisions (see also DESIGN.md, GEDCOM row):
 * **New values**: ``1 _UID`` in the PAF form (UUID v4 + U2 checksum) for 5.x, ``1 UID`` with a dashed
   UUID v4 for 7.0 (RFC 9562 §4, as GEDCOM 7 ``g7:UID`` recommends); with ``xarkid=True`` a new XarkId,
   its compact form in 5.x and its GUID form in 7.0.
-* **Identity** (``match`` and duplicate detection): :meth:`GedcomUid.same_identity` — the 16 bytes when
-  the value spells them (case, dashes, braces and the checksum digits do not matter), else the verbatim
-  text.  In addition a compact XarkId and the GUID form of the same XarkId are one identity, so a file
-  and its 7.0 migration match.
+* **Identity** (``match`` and duplicate detection): :meth:`GedcomUid.same_identity` — on the first 36
+  characters when further ones follow them (Gedcom-L U1: they are not significant), the 16 bytes when the
+  value spells them (case, dashes and braces do not matter), else the verbatim text.  A ``bad-checksum``
+  value is its own identity (its 36 hex digits): U4, which would have made the first 32 digits
+  significant, was rejected.  It is reported as a *probable* duplicate/match of a value with the same 16
+  bytes (``probable`` in the reports), never merged with it.  In addition a compact XarkId and the GUID
+  form of the same XarkId are one identity, so a file and its 7.0 migration match.
 * **GEDCOM 7 homes for UID** (gedcom-3 "IDENTIFIER_STRUCTURE", "EVENT_DETAIL"): level 1 of the seven
   records, and level 2 under an individual or family event or attribute.  ``migrate`` renames ``_UID``
   there and leaves any other ``_UID`` (e.g. under ``HEAD``) as an extension tag, reporting it.
@@ -144,24 +147,31 @@ MAX_EXAMPLES: Final = 1000
 def identity_key(uid: GedcomUid) -> bytes | str:
     """A key such that two UIDs have equal keys exactly when they name the same structure.
 
-    The 16 bytes when the value spells them (as :meth:`GedcomUid.same_identity`), the XarkId's 16 GUID
-    bytes for a compact XarkId, else the verbatim text.
+    As :meth:`GedcomUid.same_identity`: the 16 bytes when the value spells them, the 18 bytes of all 36
+    digits for a ``bad-checksum`` value (U4 rejected), the XarkId's 16 GUID bytes for a compact XarkId,
+    else the :attr:`~GedcomUid.significant` text (U1: the first 36 characters of a longer hex value).
 
     >>> a = GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6")
     >>> identity_key(a) == identity_key(GedcomUid.parse("161c15d0-3ece-4796-8211-bbb2e9ee7f4f"))
     True
+    >>> identity_key(a) == identity_key(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6 (x)"))
+    True
+    >>> identity_key(a) == identity_key(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0000"))
+    False
     >>> identity_key(GedcomUid.parse("AYvP5WgA-_-_ASNFZ4mr")) == identity_key(
     ...     GedcomUid.parse("018bcfe5-6800-4fbf-8fbf-0123456789ab"))
     True
     """
     data = uid.bytes16
     if data is not None:
+        if uid.form is UidForm.BAD_CHECKSUM:
+            return data + bytes.fromhex(uid.significant[32:])
         return data
     if uid.form is UidForm.OTHER and len(uid.value) == 20:
         xarkid = uid.to_xarkid()
         if xarkid is not None:
             return xarkid.guid.bytes
-    return uid.value
+    return uid.significant
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +309,8 @@ class AuditReport:
     missing: list[tuple[str, str | None, int]] = field(default_factory=list)
     duplicates: list[tuple[UidSite, UidSite]] = field(default_factory=list)
     duplicate_count: int = 0
+    probable: list[tuple[UidSite, UidSite]] = field(default_factory=list)
+    probable_count: int = 0
     problems: list[tuple[str, UidSite]] = field(default_factory=list)
     problem_counts: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
@@ -339,6 +351,8 @@ class AuditReport:
             "missing": [{"record": t, "xref": x, "line": n} for t, x, n in self.missing],
             "duplicate_count": self.duplicate_count,
             "duplicates": [{"first": a.to_json(), "again": b.to_json()} for a, b in self.duplicates],
+            "probable_count": self.probable_count,
+            "probable": [{"first": a.to_json(), "again": b.to_json()} for a, b in self.probable],
             "problem_counts": dict(self.problem_counts),
             "problems": [{"kind": k, **s.to_json()} for k, s in self.problems],
             "warning_counts": dict(self.warning_counts),
@@ -364,6 +378,10 @@ class AuditReport:
                 out.append(
                     f"  line {b.line} ({b.record} {b.xref or ''}) repeats {b.value!r} of line {a.line}"
                 )
+        if self.probable_count:
+            out.append(f"probably the same UID (same 32 data digits, a bad checksum): {self.probable_count}")
+            for a, b in self.probable[:20]:
+                out.append(f"  line {b.line} ({b.record} {b.xref or ''}) {b.value!r} ~ line {a.line}")
         for kind, count in sorted(self.problem_counts.items()):
             out.append(f"{_PROBLEM_TEXT.get(kind, kind)}: {count}")
             for _, s in [p for p in self.problems if p[0] == kind][:10]:
@@ -395,6 +413,8 @@ def audit(reader: GedcomReader, *, types: Collection[str] = DEFAULT_RECORD_TYPES
     gedcom7 = reader.gedcom7
     # identity → (structure line << 32) | UID line: small, as it holds every UID of the file
     seen: dict[bytes | str, int] = {}
+    # the 16 data bytes of bad-checksum values → where first seen (rare: the probable-duplicate check)
+    bad_data: dict[bytes, tuple[bytes | str, int]] = {}
     wanted = frozenset(types)
     for rec in reader:
         tag = rec.tag
@@ -437,6 +457,8 @@ def audit(reader: GedcomReader, *, types: Collection[str] = DEFAULT_RECORD_TYPES
                 continue
             local.add(where)
             first = seen.get(key)
+            if uid.bytes16 is not None:
+                _check_probable(report, uid, structure, site, seen, bad_data)
             if first is None:
                 seen[key] = (structure << 32) | site.line
             elif first >> 32 != structure:
@@ -453,6 +475,34 @@ def audit(reader: GedcomReader, *, types: Collection[str] = DEFAULT_RECORD_TYPES
     report.warning_counts = Counter(reader.warning_counts)
     report.warnings = [str(w) for w in reader.warnings]
     return report
+
+
+def _check_probable(
+    report: AuditReport,
+    uid: GedcomUid,
+    structure: int,
+    site: UidSite,
+    seen: dict[bytes | str, int],
+    bad_data: dict[bytes, tuple[bytes | str, int]],
+) -> None:
+    """Count a probable duplicate: a bad-checksum value and another value with the same 16 data bytes
+    but another identity, on another structure (U4 rejected: not the same identity, worth a look)."""
+    data = uid.bytes16
+    if data is None:
+        return
+    key = identity_key(uid)
+    earlier: list[tuple[bytes | str, int | None]] = []
+    if data in bad_data:
+        earlier.append(bad_data[data])
+    if uid.form is UidForm.BAD_CHECKSUM:
+        earlier.append((data, seen.get(data)))
+        bad_data.setdefault(data, (key, (structure << 32) | site.line))
+    for other_key, packed in earlier:
+        if packed is not None and other_key != key and packed >> 32 != structure:
+            report.probable_count += 1
+            if len(report.probable) < MAX_EXAMPLES:
+                report.probable.append((_first_site(packed, site.value), site))
+            return
 
 
 def _first_site(packed: int, value: str) -> UidSite:
@@ -800,6 +850,8 @@ class MatchReport:
     match_count: int = 0
     conflicts: list[tuple[str, UidSite, UidSite]] = field(default_factory=list)
     conflict_counts: Counter[str] = field(default_factory=Counter)
+    probable: list[tuple[UidSite, UidSite]] = field(default_factory=list)
+    probable_count: int = 0
     only_a: int = 0
     only_b: int = 0
 
@@ -826,6 +878,8 @@ class MatchReport:
             "conflicts": [
                 {"kind": k, "first": a.to_json(), "second": b.to_json()} for k, a, b in self.conflicts
             ],
+            "probable_count": self.probable_count,
+            "probable": [{"a": a.to_json(), "b": b.to_json()} for a, b in self.probable],
             "only_a": self.only_a,
             "only_b": self.only_b,
         }
@@ -842,6 +896,12 @@ class MatchReport:
             )
         if self.match_count > 50:
             out.append(f"  … {self.match_count - 50} more (use --json)")
+        if self.probable_count:
+            out.append(
+                f"{self.probable_count} probable match(es), not merged (same 32 data digits, a bad checksum)"
+            )
+            for a, b in self.probable[:20]:
+                out.append(f"  {a.value!r} (A line {a.line}) ~ {b.value!r} (B line {b.line})")
         for kind, count in sorted(self.conflict_counts.items()):
             out.append(f"conflicts, {_CONFLICT_TEXT[kind]}: {count}")
             for _, a, b in [c for c in self.conflicts if c[0] == kind][:20]:
@@ -913,4 +973,27 @@ def match(a: GedcomReader, b: GedcomReader) -> MatchReport:
             report.matches.append((site_a, site_b))
     report.only_a = len(index_a) - matched_keys
     report.only_b = len(index_b) - matched_keys
+    _probable_matches(report, index_a, index_b)
     return report
+
+
+def _probable_matches(
+    report: MatchReport, index_a: dict[bytes | str, UidSite], index_b: dict[bytes | str, UidSite]
+) -> None:
+    """Pairs whose 16 data bytes agree but whose identities differ because a checksum is bad (18-byte
+    keys, see :func:`identity_key`): reported as probable, not matched (U4 was rejected)."""
+    bad_a: dict[bytes, list[bytes]] = {}
+    for key in index_a:
+        if isinstance(key, bytes) and len(key) == 18:
+            bad_a.setdefault(key[:16], []).append(key)
+    for key_b, site_b in index_b.items():
+        if not isinstance(key_b, bytes):
+            continue
+        data = key_b[:16]
+        keys_a = [k for k in bad_a.get(data, ()) if k != key_b]
+        if len(key_b) == 18 and data in index_a:
+            keys_a.insert(0, data)
+        for key_a in keys_a:
+            report.probable_count += 1
+            if len(report.probable) < MAX_EXAMPLES:
+                report.probable.append((index_a[key_a], site_b))
