@@ -111,8 +111,9 @@ def test_hyphens_are_insignificant() -> None:
     # §3.1 example
     texts = ["ark:12345/x5-4-xz-321", "https://sneezy.dopey.com/ark:12345/x54--xz32-1", "ark:12345/x54xz321"]
     assert len({Ark.parse(t) for t in texts}) == 1
-    assert Ark.parse(texts[0]).name == "x5-4-xz-321"  # kept as given …
-    assert Ark.parse(texts[0]).blade == "4xz321"  # … anatomy is of the normalized Name
+    assert Ark.parse(texts[0]).compact == "ark:12345/x5-4-xz-321"  # the spelling is kept as given …
+    assert Ark.parse(texts[0]).name == "x54xz321"  # … the anatomy is of the normalized form
+    assert Ark.parse(texts[0]).blade == "4xz321"
 
 
 @pytest.mark.parametrize("hyphen", ["\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2015"])
@@ -319,6 +320,109 @@ def test_step_9_moves_variants_to_the_end(text: str, expected: str) -> None:
     assert a.normalize().component_path + a.normalize().variant_path == a.normalize().qualifiers
 
 
+# --- anatomy is of the normalized form; qualifiers are verbatim (review finding 1) ------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "qualifiers", "component_path", "variant_path", "base"),
+    [
+        # §2.5: a VariantPath is introduced and subdivided by '.', never contains '/' (step 9 moves it)
+        ("ark:12345/x54.v2/c3", "x54", ".v2/c3", "/c3", ".v2", "ark:12345/x54"),
+        # step 8: './' becomes '/', so '.y' is a component, not a variant
+        ("ark:12345/x/.y", "x", "/.y", "/y", "", "ark:12345/x"),
+        # step 8: a final '/' is removed, so there is no ComponentPath
+        ("ark:12345/x/", "x", "/", "", "", "ark:12345/x"),
+        # step 6: hyphens are removed from the Name (name == shoulder + blade) and the paths
+        ("ark:12345/x5-4-xz-321/c-3.v-7", "x54xz321", "/c-3.v-7", "/c3", ".v7", "ark:12345/x54xz321"),
+        ("ARK:/B2345/x6//c3..pdf.", "x6", "//c3..pdf.", "/c3", ".pdf", "ark:b2345/x6"),
+    ],
+)
+def test_anatomy_is_of_the_normalized_form(
+    text: str, name: str, qualifiers: str, component_path: str, variant_path: str, base: str
+) -> None:
+    a = Ark.parse(text)
+    assert (a.name, a.qualifiers, a.component_path, a.variant_path, a.base) == (
+        name,
+        qualifiers,
+        component_path,
+        variant_path,
+        base,
+    )
+    assert a.name == a.shoulder + a.blade
+    assert a.normalized == a.base + a.component_path + a.variant_path
+
+
+@pytest.mark.parametrize(
+    ("text", "qualifiers"),
+    [
+        ("ark:/12345/x54xz321/page-2.v-1", "/page-2.v-1"),
+        ("ark:12345/x54.v2/c3?info", ".v2/c3"),
+        ("https://n2t.net/ark:12345/x-6/-/c3/", "/-/c3/"),
+    ],
+)
+def test_qualifiers_are_verbatim(text: str, qualifiers: str) -> None:
+    # pidkit.store._ids.passthrough_suffix relies on this: the requester's own spelling
+    assert Ark.parse(text).qualifiers == qualifiers
+
+
+# --- where the Name starts (review finding 2) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ark:12345/./x",
+        "ark:12345/-/x",  # step 6 removes the hyphen, step 8 the '/' left at the start
+        "ark:12345/-./x",
+        "ark:12345/.-/x",
+        "ark:12345/--//-.x",
+        "ark:12345/--/x",
+        "ark:12345/\u2010/x",  # hyphen-like characters (step 6)
+        "ark:12345/\u2015.\u2013/x",
+    ],
+)
+def test_leading_structural_and_hyphens_before_the_name(text: str) -> None:
+    a = Ark.parse(text)
+    assert a.normalized == "ark:12345/x"
+    assert a == Ark.parse("ark:12345/x")
+    assert (a.name, a.qualifiers) == ("x", "")
+    assert Ark.parse(str(a)) == a
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "qualifiers"),
+    [
+        ("ark:12345/-x", "x", ""),  # a hyphen inside the first segment belongs to it
+        ("ark:12345/-x-/-.y-", "x", "/-.y-"),
+        ("ark:12345/-/x-y/z", "xy", "/z"),
+    ],
+)
+def test_name_after_leading_hyphens(text: str, name: str, qualifiers: str) -> None:
+    a = Ark.parse(text)
+    assert (a.name, a.qualifiers) == (name, qualifiers)
+
+
+@pytest.mark.parametrize("text", ["ark:12345/-", "ark:12345/-/", "ark:12345/./-/.", "ark:12345/\u2014./"])
+def test_no_name_when_only_structural_and_hyphens(text: str) -> None:
+    with pytest.raises(ArkError, match="no Name") as info:
+        Ark.parse(text)
+    assert info.value.position == len("ark:12345/") + 1
+
+
+# --- immutability (review finding 3) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slot", ["_key", "_text", "_rest", "_naan"])
+def test_ark_slots_cannot_be_set_or_deleted(slot: str) -> None:
+    a = Ark.parse("ark:12345/x6np1wh8k")
+    with pytest.raises(AttributeError, match="immutable"):
+        setattr(a, slot, "ark:12345/y")
+    with pytest.raises(AttributeError, match="immutable"):
+        delattr(a, slot)
+    assert hash(a) == hash(Ark.parse("ark:12345/x6np1wh8k"))
+    assert str(a) == "ark:12345/x6np1wh8k"
+
+
 def test_normalize_method_and_property_agree() -> None:
     a = Ark.parse("https://example.com/ARK:/12345/x6-np1wh8k/c3//s5.V7?info")
     assert a.normalized == "ark:12345/x6np1wh8k/c3/s5.V7"
@@ -383,7 +487,7 @@ def test_to_url() -> None:
         ("ark:12345?info", 10, "no '/'"),
         ("ark:12345/", 11, "no Name"),
         ("ark:12345//", 11, "no Name"),
-        ("ark:12345/--/c3", 11, "no Name"),
+        ("ark:12345/--/", 11, "no Name"),  # hyphens only (ark:12345/--/c3 names c3: steps 6, 8)
         ("ark:12a45/x", 7, "betanumeric"),
         ("ark:12l45/x", 7, "betanumeric"),
         ("ark:12345/x6 np", 13, "not allowed"),
@@ -486,6 +590,31 @@ def test_normalized_form_is_well_formed(text: str) -> None:
     assert "/" not in n.variant_path
     assert n.naan == n.naan.lower()
     assert n.shoulder + n.blade == n.name
+
+
+@given(arks())
+@example("ark:12345/x54.v2/c3")
+@example("ark:12345/x/.y")
+@example("ark:12345/-./x/")
+def test_anatomy_agrees_with_the_normalized_form(text: str) -> None:
+    a = Ark.parse(text)
+    n = a.normalize()
+    assert (a.name, a.shoulder, a.blade, a.component_path, a.variant_path, a.base) == (
+        n.name,
+        n.shoulder,
+        n.blade,
+        n.component_path,
+        n.variant_path,
+        n.base,
+    )
+    assert a.normalized == a.base + a.component_path + a.variant_path
+    assert a.name == a.shoulder + a.blade
+    assert not any(c in a.name for c in "/." + _HYPHENS)
+    assert a.component_path == "" or a.component_path.startswith("/")
+    assert "." not in a.component_path
+    assert a.variant_path == "" or a.variant_path.startswith(".")
+    assert "/" not in a.variant_path
+    assert n.qualifiers == a.component_path + a.variant_path
 
 
 @given(arks())

@@ -188,6 +188,11 @@ def test_template_is_immutable() -> None:
     t = Template.parse(".sd")
     with pytest.raises(AttributeError):
         t._text = "x"
+    for slot in ("_text", "_places", "_digits"):
+        with pytest.raises(AttributeError, match="immutable"):
+            delattr(t, slot)
+    assert (str(t), t.capacity) == (".sd", 10)
+    assert hash(t) == hash(Template.parse(".sd"))
     with pytest.raises(TypeError):
         Template()
 
@@ -294,6 +299,17 @@ def test_minter_default_seed_is_random_and_readable() -> None:
     assert a.seed != b.seed
     assert Minter(".rddddd", "", seed=a.seed).mint_at(7) == a.mint_at(7)
     assert "seed=" in repr(a)
+
+
+@pytest.mark.parametrize("slot", ["_template", "_naan", "_seed", "_perm"])
+def test_minter_is_immutable(slot: str) -> None:
+    m = Minter(".rdd", "12345", seed=3)
+    first = m.mint_at(0)
+    with pytest.raises(AttributeError, match="immutable"):
+        setattr(m, slot, None)
+    with pytest.raises(AttributeError, match="immutable"):
+        delattr(m, slot)
+    assert (m.naan, m.seed, m.mint_at(0)) == ("12345", 3, first)
 
 
 def test_mint_batch_skips_holds() -> None:

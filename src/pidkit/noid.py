@@ -210,6 +210,9 @@ class Template:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
     # --- views ---
 
     @property
@@ -478,6 +481,9 @@ class Minter:
         object.__setattr__(self, "_perm", perm)
 
     def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     def __repr__(self) -> str:

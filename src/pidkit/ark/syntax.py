@@ -9,10 +9,12 @@
                NMA     Label NAAN |  Blade  Parts Variants
                                 Shoulder
 
-:class:`Ark` keeps what it was given (NMA, label form, NAAN and Name with their case and hyphens) and
-compares, hashes and orders by the **normalized** form of §3.2, so ``ark:/12345/x5-4-xz-321`` and
-``https://sneezy.dopey.com/ark:12345/x54--xz32-1`` are equal.  :func:`normalize` implements the nine
-steps of §3.2, one small function per step.
+:class:`Ark` keeps what it was given (NMA, label form, NAAN and Name+Qualifiers with their case and
+hyphens: :attr:`Ark.text`, :attr:`Ark.compact`, :attr:`Ark.qualifiers`) and compares, hashes and orders
+by the **normalized** form of §3.2; its anatomy (Name, shoulder, blade, ComponentPath, VariantPath) is
+that of the normalized form.  So ``ark:/12345/x5-4-xz-321`` and
+``https://sneezy.dopey.com/ark:12345/x54--xz32-1`` are equal, with the same anatomy.
+:func:`normalize` implements the nine steps of §3.2, one small function per step.
 
 >>> a = Ark.parse("https://example.org/ark:12345/x6np1wh8k/c3/s5.v7.xsl")
 >>> a.nma, a.naan, a.shoulder, a.blade, a.component_path, a.variant_path
@@ -94,7 +96,10 @@ _REST_RE: Final = re.compile(
 )
 _NAAN_RE: Final = re.compile("[" + re.escape("".join(sorted(_NAAN_CHARS))) + "]*")
 _QUERY_RE: Final = re.compile("[\\x21-\\x7e]*")
-_NAME_SPAN_RE: Final = re.compile(r"[./]*([^./]*)")  # always matches
+#: Where the Name starts: after any leading structural characters and segments made only of hyphens
+#: (both vanish in §3.2 steps 6 and 8, so ``ark:12345/-./x`` names ``x`` like ``ark:12345/./x``).
+#: Always matches; linear (each repetition consumes a structural character).
+_NAME_SPAN_RE: Final = re.compile("(?:[" + re.escape(HYPHEN + HYPHEN_LIKE) + "]*[./])*([^./]*)")
 _HOST_RE: Final = re.compile("[" + re.escape("".join(sorted(_HOST_CHARS))) + "]*")
 _PATH_RE: Final = re.compile("[" + re.escape("".join(sorted(_PATH_CHARS))) + "]*")
 
@@ -399,29 +404,36 @@ def _leading_consonants(name: str) -> int:
 class Ark:
     """An ARK (draft-kunze-ark-40): compared, hashed and ordered by its §3.2 normalized form.
 
-    Parts keep the case, hyphens and label form they were given; :meth:`normalize` returns the
-    normalized ARK.  ``str(ark)`` is the **compact** form ``ark:NAAN/Name+Qualifiers``: the new label,
-    no NMA, no inflection, everything else as given (so ``Ark.parse(str(a)) == a``, exactly part for
-    part except NMA, label and inflection).
+    Two kinds of parts:
+
+    * **as given** (the spelling received, case and hyphens kept): :attr:`text`, :attr:`nma`,
+      :attr:`label`, :attr:`naan`, :attr:`qualifiers` (verbatim, e.g. for suffix passthrough),
+      :attr:`inflection` and :attr:`compact` (= ``str(ark)``: the new label, no NMA, no inflection,
+      the rest as given);
+    * **of the normalized form** (§3.2, the identity; what :meth:`normalize` returns): :attr:`name`
+      (``= shoulder + blade``), :attr:`shoulder`, :attr:`blade`, :attr:`component_path`,
+      :attr:`variant_path`, :attr:`base`, :attr:`check_zone`, :attr:`normalized` and :meth:`ancestors`,
+      with ``normalized == base + component_path + variant_path``.
+
+    ``Ark.parse(str(a)) == a``, with the same parts except NMA, label and inflection.
 
     >>> a = Ark.parse("ark:/12345/x5-4-xz-321?info")
     >>> a == Ark.parse("https://sneezy.dopey.com/ark:12345/x54--xz32-1")
     True
     >>> a.label, a.name, a.inflection, str(a), a.normalized
-    ('ark:/', 'x5-4-xz-321', '?info', 'ark:12345/x5-4-xz-321', 'ark:12345/x54xz321')
+    ('ark:/', 'x54xz321', '?info', 'ark:12345/x5-4-xz-321', 'ark:12345/x54xz321')
     >>> a
     Ark.parse('ark:/12345/x5-4-xz-321?info')
     """
 
-    __slots__ = ("_key", "_label", "_naan", "_name_end", "_name_start", "_nma", "_query", "_rest", "_text")
+    __slots__ = ("_key", "_label", "_naan", "_name_end", "_nma", "_query", "_rest", "_text")
 
     _text: str
     _nma: str | None
     _label: str
     _naan: str
     _rest: str  # Name + Qualifiers as given (between 'NAAN/' and any '?')
-    _name_start: int
-    _name_end: int
+    _name_end: int  # where the given Name ends in _rest (the given qualifiers start)
     _query: str
     _key: str
 
@@ -501,7 +513,8 @@ class Ark:
                     _check_percent(text, i, end)
         rest = text[rest_at:end]
 
-        # §2.4: the Name runs to the first structural character; leading ones are separators (step 8).
+        # §2.4: the Name runs to the first structural character; leading structural characters and
+        # hyphen-only segments are not part of it (they vanish in §3.2 steps 6 and 8).
         name_start, name_end = _NAME_SPAN_RE.match(rest).span(1)  # type: ignore[union-attr]
         if not rest[name_start:name_end].strip(HYPHEN + HYPHEN_LIKE):
             raise _fail("no Name after the NAAN", text, rest_at + 1)
@@ -513,7 +526,6 @@ class Ark:
         set_(self, "_label", label)
         set_(self, "_naan", naan)
         set_(self, "_rest", rest)
-        set_(self, "_name_start", name_start)
         set_(self, "_name_end", name_end)
         set_(self, "_query", text[end:])
         set_(self, "_key", _normalize_valid(f"{LABEL}{naan}/{rest}"))
@@ -545,6 +557,9 @@ class Ark:
         return cls.parse(text)
 
     def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     # --- parts as given ---
@@ -586,47 +601,20 @@ class Ark:
         return self._naan
 
     @property
-    def name(self) -> str:
-        """The Name as given (up to the first '/' or '.').
-
-        >>> Ark.parse("ark:12345/x6np1wh8k.v7").name
-        'x6np1wh8k'
-        """
-        return self._rest[self._name_start : self._name_end]
-
-    @property
     def qualifiers(self) -> str:
-        """Everything after the Name (ComponentPath and VariantPath) as given, or ``""``.
+        """Everything after the Name up to any '?' (ComponentPath and VariantPath), verbatim as given, or
+        ``""``.
+
+        This is the requester's own spelling (hyphens, doubled or trailing structural characters and
+        variants before components are all kept), e.g. for suffix passthrough; the §2.5 parts of the
+        normalized form are :attr:`component_path` and :attr:`variant_path`.
 
         >>> Ark.parse("ark:12345/x6np1wh8k/c3/s5.v7.xsl").qualifiers
         '/c3/s5.v7.xsl'
+        >>> Ark.parse("ark:12345/x54.v-2/c3/").qualifiers
+        '.v-2/c3/'
         """
         return self._rest[self._name_end :]
-
-    @property
-    def component_path(self) -> str:
-        """The qualifiers up to the first '.' (``/c3/s5``), as given, or ``""`` (§2.5).
-
-        >>> Ark.parse("ark:12345/x6np1wh8k/c3/s5.v7.xsl").component_path
-        '/c3/s5'
-        """
-        q = self.qualifiers
-        dot = q.find(".")
-        return q if dot < 0 else q[:dot]
-
-    @property
-    def variant_path(self) -> str:
-        """The qualifiers from the first '.' on (``.v7.xsl``), as given, or ``""`` (§2.5).
-
-        A period followed later by a slash is not a well-formed VariantPath; :meth:`normalize` moves
-        such variants to the end (§3.2 step 9).
-
-        >>> Ark.parse("ark:12345/x6np1wh8k/c3/s5.v7.xsl").variant_path
-        '.v7.xsl'
-        """
-        q = self.qualifiers
-        dot = q.find(".")
-        return "" if dot < 0 else q[dot:]
 
     @property
     def inflection(self) -> str:
@@ -647,15 +635,6 @@ class Ark:
         return self._query in INFLECTIONS
 
     @property
-    def base(self) -> str:
-        """The Base Compact Name ``ark:NAAN/Name`` (new label, parts as given).
-
-        >>> Ark.parse("https://example.org/ark:/12345/x6np1wh8k/c3").base
-        'ark:12345/x6np1wh8k'
-        """
-        return f"{LABEL}{self._naan}/{self.name}"
-
-    @property
     def compact(self) -> str:
         """The Compact ARK ``ark:NAAN/Name+Qualifiers`` (new label, no NMA, no inflection) = ``str(self)``.
 
@@ -664,7 +643,7 @@ class Ark:
         """
         return f"{LABEL}{self._naan}/{self._rest}"
 
-    # --- normalized views ---
+    # --- parts of the normalized form ---
 
     @property
     def normalized(self) -> str:
@@ -694,6 +673,23 @@ class Ark:
                 cut = i
         return rest[:cut]
 
+    def _normalized_qualifiers(self) -> str:
+        rest = _split_after_naan(self._key)[1]
+        return rest[len(self._normalized_name()) :]
+
+    @property
+    def name(self) -> str:
+        """The Name of the normalized form (§2.4: up to the first '/' or '.'; hyphens removed).
+
+        ``name == shoulder + blade``; the Name as spelled is in :attr:`text` and :attr:`compact`.
+
+        >>> Ark.parse("ark:12345/x6np1wh8k.v7").name
+        'x6np1wh8k'
+        >>> Ark.parse("ark:/12345/-/x5-4-xz-321").name
+        'x54xz321'
+        """
+        return self._normalized_name()
+
     @property
     def shoulder(self) -> str:
         """The primordinal shoulder of the normalized Name: consonants up to and including the first digit
@@ -720,6 +716,48 @@ class Ark:
         '4xz321'
         """
         return self._normalized_name()[len(self.shoulder) :]
+
+    @property
+    def component_path(self) -> str:
+        """The ComponentPath of the normalized form (§2.5: ``/c3/s5``, introduced and subdivided by
+        '/'), or ``""``.
+
+        Normalization (§3.2 step 9) moves a variant that was followed by a component to the end, so
+        ``ark:12345/x54.v2/c3`` has ComponentPath ``/c3`` and VariantPath ``.v2``.
+
+        >>> Ark.parse("ark:12345/x6np1wh8k/c3/s5.v7.xsl").component_path
+        '/c3/s5'
+        >>> Ark.parse("ark:12345/x54.v2/c3").component_path
+        '/c3'
+        """
+        q = self._normalized_qualifiers()
+        dot = q.find(".")
+        return q if dot < 0 else q[:dot]
+
+    @property
+    def variant_path(self) -> str:
+        """The VariantPath of the normalized form (§2.5: ``.v7.xsl``, introduced and subdivided by '.';
+        never contains '/'), or ``""``.
+
+        ``normalized == "ark:" + NAAN + "/" + name + component_path + variant_path`` (NAAN lowercased).
+
+        >>> Ark.parse("ark:12345/x6np1wh8k/c3/s5.v7.xsl").variant_path
+        '.v7.xsl'
+        >>> Ark.parse("ark:12345/x54.v2/c3").variant_path
+        '.v2'
+        """
+        q = self._normalized_qualifiers()
+        dot = q.find(".")
+        return "" if dot < 0 else q[dot:]
+
+    @property
+    def base(self) -> str:
+        """The Base Compact Name ``ark:NAAN/Name`` of the normalized form (a prefix of :attr:`normalized`).
+
+        >>> Ark.parse("https://example.org/ark:/12345/x6-np1wh8k/c3").base
+        'ark:12345/x6np1wh8k'
+        """
+        return _split_after_naan(self._key)[0] + self._normalized_name()
 
     @property
     def check_zone(self) -> str:
@@ -811,7 +849,6 @@ class Ark:
             ("_label", LABEL),
             ("_naan", naan),
             ("_rest", rest),
-            ("_name_start", 0),
             ("_name_end", name_len),
             ("_query", ""),
             ("_key", text),
