@@ -284,3 +284,79 @@ def test_random_bytes_raise_only_pidkit_errors(data: bytes, chunk: int) -> None:
 @given(text=st.text(max_size=30), gedcom7=st.booleans())
 def test_at_escape_round_trip(text: str, gedcom7: bool) -> None:
     assert unescape_at(escape_at(text, gedcom7=gedcom7), gedcom7=gedcom7) == text
+
+
+def test_crlf_lines_in_a_cr_file_are_one_line_each() -> None:
+    # gedcom-1: EOL = %x0D [%x0A] / %x0A — a CR followed by LF is one terminator, even in a CR file.
+    data = b"0 HEAD\r1 NOTE a\r\n1 NOTE b\r0 TRLR\r"
+    for chunk in (1, 2, 5, 1 << 16):
+        reader = GedcomReader(io.BytesIO(data), chunk_size=chunk)
+        records = list(reader)
+        lines = [line for r in records for line in r.lines]
+        assert [line.number for line in lines] == [1, 2, 3, 4]
+        assert [line.eol for line in lines] == [b"\r", b"\r\n", b"\r", b"\r"]
+        assert reader.lines_read == 4
+        assert [r.number for r in records] == [1, 4]
+        assert [(w.line, w.kind) for w in reader.warnings] == [(2, "mixed-eol")]
+        assert reader.bom + b"".join(r.raw for r in records) == data
+
+
+@given(
+    first=EOLS,
+    rest=st.lists(st.tuples(st.sampled_from(["1 NOTE x", "0 @I1@ INDI", "2 DATE 1900"]), EOLS), max_size=40),
+    last_eol=st.booleans(),
+    chunk=st.sampled_from([1, 2, 3, 7, 1 << 16]),
+)
+@settings(max_examples=300)
+def test_mixed_endings_give_the_right_line_numbers(
+    first: str, rest: list[tuple[str, str]], last_eol: bool, chunk: int
+) -> None:
+    lines = [("0 HEAD", first), *rest, ("0 TRLR", "\n" if last_eol else "")]
+    data = "".join(body + eol for body, eol in lines).encode()
+    reader = GedcomReader(io.BytesIO(data), chunk_size=chunk)
+    records = list(reader)
+    read = [line for r in records for line in r.lines]
+    assert [(line.number, line.eol) for line in read] == [
+        (i, eol.encode()) for i, (_, eol) in enumerate(lines, 1)
+    ]
+    assert reader.lines_read == len(lines)
+    assert {w.kind for w in reader.warnings} <= {"mixed-eol"}
+    assert reader.bom + b"".join(r.raw for r in records) == data
+
+
+V7_HEAD = b"0 HEAD\n1 GEDC\n2 VERS 7.0\n"
+
+
+def test_gedcom7_leniency_warns_naming_the_line() -> None:
+    data = (
+        V7_HEAD  # 1-3
+        + b"0 @i1@ INDI\n"  # 4 lowercase xref
+        + b"1 famc @F1@\n"  # 5 lowercase tag
+        + b"1 FAMS @f2@\n"  # 6 lowercase pointer
+        + b"1 NOTE a\n"  # 7
+        + b"2 CONC b\n"  # 8 CONC is 5.x only
+        + b"1 NOTE @x y\n"  # 9 single leading @
+        + b"1 NOTE @@ok\n"  # 10 doubled: fine
+        + b"1 _EXT @VOID@\n"  # 11 fine
+        + b"0 TRLR\n"
+    )
+    for chunk in (1, 1 << 16):
+        reader = GedcomReader(io.BytesIO(data), chunk_size=chunk)
+        records = list(reader)
+        assert reader.bom + b"".join(r.raw for r in records) == data
+        assert [(w.line, w.kind) for w in reader.warnings] == [
+            (4, "xref-7"),
+            (5, "tag-7"),
+            (6, "pointer-7"),
+            (8, "conc-7"),
+            (9, "at-7"),
+        ]
+        assert "'@f2@'" in str(reader.warnings[2])
+        assert records[1].text(3) == "ab"  # still read (and CONC joined) as 5.x would
+
+
+def test_the_same_lines_in_a_5x_file_give_no_gedcom7_warnings() -> None:
+    data = b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n0 @i1@ INDI\n1 famc @f1@\n1 NOTE a\n2 CONC b\n0 TRLR\n"
+    reader = read_bytes(data)
+    list(reader)
+    assert reader.warnings == []

@@ -79,6 +79,12 @@ _RECORD_TAG: Final = re.compile(rb"0 (?:@[^@\r\n]+@ )?([A-Za-z0-9_]+)(?:\r\n|\r|
 # gedcom-1 production pointer (7.0) / 5.5.1 "pointer" (an xref; ``@#…@`` starts an escape, not a pointer).
 _POINTER_7: Final = re.compile(r"@[A-Za-z0-9_]+@")
 _POINTER_5: Final = re.compile(r"@[^@#\r\n][^@\r\n]*@")
+# gedcom-1 productions Tag and Xref (7.0: uppercase letters, digits, underscore).
+_TAG_7: Final = re.compile(r"[A-Z][A-Z0-9_]*|_[A-Z0-9_]+")
+_XREF_7: Final = re.compile(r"@[A-Z0-9_]+@")
+_LOOSE_POINTER: Final = re.compile(rb"@[A-Za-z0-9_]+@")
+_NEXT_RECORD: Final = re.compile(rb"[\r\n][ \t]*0[ \t]")
+_HINT_BYTES: Final = 65536
 _HEAD_VERS: Final = re.compile(rb"(?:\A|[\r\n])[ \t]*1 GEDC[ \t]*(?:\r\n|\r|\n)[ \t]*2 VERS ([^\r\n]*)")
 
 
@@ -392,7 +398,9 @@ class GedcomReader:
         self.charset: str | None = None
         self.lines_read = 0
         first = source.read(self._chunk_size)
-        while len(first) < 4:  # enough to sniff a BOM / UTF-16, even with tiny chunks
+        # enough to sniff a BOM / UTF-16 and, even with tiny chunks, to see the whole header (up to 64 KiB):
+        # the version decides how lines are checked
+        while len(first) < 4 or (len(first) < _HINT_BYTES and _NEXT_RECORD.search(first) is None):
             more = source.read(self._chunk_size)
             if not more:
                 break
@@ -405,7 +413,7 @@ class GedcomReader:
         codec = sniffed.codec or DEFAULT_CODEC
         version_hint: str | None = None
         if not self._utf16:
-            m = _HEAD_VERS.search(first[:65536])
+            m = _HEAD_VERS.search(first[:_HINT_BYTES])
             if m is not None:
                 version_hint = m.group(1).decode("latin-1").strip()
         self._version_hint = version_hint
@@ -541,7 +549,10 @@ class GedcomReader:
                 )
             elif self._sniffed_codec is None:
                 codec = named
+        gedcom7 = self.dialect.gedcom7
         self.dialect = Dialect(codec, "utf-8" if self._utf16 else codec, version)
+        if self.dialect.gedcom7 != gedcom7:
+            self._valid = None  # the fast line check depends on the version: compile it again
 
     def _warn(self, number: int, kind: str, message: str) -> None:
         self.warning_counts[kind] += 1
@@ -600,18 +611,30 @@ class GedcomReader:
 
     def _setup(self, buf: bytes) -> re.Pattern[bytes]:
         """Learn the file's line terminator from its first line and compile the fast line check."""
-        m = _EOL_SEARCH.search(buf)
-        self._eol = m.group() if m else b"\n"
-        eol = re.escape(self._eol)
+        if not self._eol:
+            m = _EOL_SEARCH.search(buf)
+            self._eol = m.group() if m else b"\n"
+        # gedcom-1 EOL = %x0D [%x0A] / %x0A: in a CR file a CR followed by LF ends a CRLF line, which the
+        # slow path reads (and counts) as one line.
+        eol = rb"\r(?!\n)" if self._eol == b"\r" else re.escape(self._eol)
         stop = rb"\r" if self._eol.startswith(b"\r") else rb"\n"
-        # gedcom-1 production Line with this file's EOL; in 5.x a value of at most 240 bytes keeps a line
-        # within 5.5.1's 255 characters (longer lines take the slow path, which counts characters).
-        value = rb"[^\r\n]*" if self.dialect.gedcom7 else rb"[^\r\n]{0,240}"
+        if self.dialect.gedcom7:
+            # gedcom-1 production Line: uppercase Tag and Xref, no CONC (7.0 has only CONT), a LineVal
+            # that is a pointer or starts with a non-@ or a doubled @; anything else takes the slow path,
+            # which warns about it.
+            self._valid = re.compile(
+                rb"(?:(?:0|[1-9][0-9]*) (?:@[A-Z0-9_]+@ )?"
+                rb"(?!CONC(?![A-Za-z0-9_]))(?:[A-Z][A-Z0-9_]*|_[A-Z0-9_]+)"
+                rb"(?: (?:[^@\r\n][^\r\n]*|@@[^\r\n]*|@[A-Z0-9_]+@)?)?" + eol + rb")*"
+            )
+            return self._valid
+        # 5.x: a value of at most 240 bytes keeps a line within 5.5.1's 255 characters (longer lines take
+        # the slow path, which counts characters).
         self._valid = re.compile(
             rb"(?:(?:0|[1-9][0-9]*) (?:@[^@\r\n]+@ )?[A-Za-z0-9_]+(?![^ "
             + stop
             + rb"])"
-            + value
+            + rb"[^\r\n]{0,240}"
             + eol
             + rb")*"
         )
@@ -622,7 +645,7 @@ class GedcomReader:
         rec_start = 1  # line number of the current record's first line
         number = 0  # lines read so far
         for buf in self._complete(first):
-            valid = self._valid or self._setup(buf)
+            self._valid or self._setup(buf)
             eol = self._eol
             boundary = eol + b"0 "
             n = len(buf)
@@ -630,6 +653,7 @@ class GedcomReader:
             if not buf.isascii():
                 self._check_decoding(buf, number + 1)
             while pos < n:
+                valid = self._valid or self._setup(buf)  # the header may have changed the version
                 end = valid.match(buf, pos).end()  # type: ignore[union-attr] # a * pattern always matches
                 if end > pos:
                     # a run of well-formed lines: split it into records at "EOL 0 "
@@ -736,12 +760,41 @@ class GedcomReader:
             not line.payload or (line.payload[-1:] in b" \t" and not self.dialect.gedcom7)
         ):
             self._warn(number, "trailing-space", "space at the end of the line (kept)")
+        if self.dialect.gedcom7:
+            self._check_7(line, number)
         if len(data) > MAX_LINE_551 and not self.dialect.gedcom7:
             chars = len(self.dialect.decode(data))
             if chars > MAX_LINE_551:
                 message = f"line of {chars} characters (GEDCOM 5.5.1 allows {MAX_LINE_551})"
                 self._warn(number, "long-line", message)
         return line
+
+    def _check_7(self, line: GedcomLine, number: int) -> None:
+        """Warn about what GEDCOM 7 (gedcom-1 "Lines") does not allow but older files have: CONC, tags and
+        cross-reference identifiers that are not uppercase, a line value starting with a single ``@``.
+
+        The line is read as 5.x would read it (CONC is joined by :meth:`Record.text`); no byte changes.
+        """
+        tag = line.tag or ""
+        if tag == "CONC":
+            self._warn(number, "conc-7", "CONC in a GEDCOM 7 file (7.0 has only CONT; joined as in 5.x)")
+        elif _TAG_7.fullmatch(tag) is None:
+            self._warn(number, "tag-7", f"tag {tag!r} is not a GEDCOM 7 tag (uppercase letters, digits, _)")
+        if line.xref is not None and _XREF_7.fullmatch(line.xref) is None:
+            message = (
+                f"cross-reference identifier {line.xref!r} is not GEDCOM 7's (uppercase letters, digits, _)"
+            )
+            self._warn(number, "xref-7", message)
+        payload = line.payload
+        if payload and payload[:1] == b"@" and payload[:2] != b"@@":
+            shown = self.dialect.decode(payload[:60])
+            if _LOOSE_POINTER.fullmatch(payload) is not None:
+                if _XREF_7.fullmatch(shown) is None:
+                    message = f"pointer {shown!r} is not GEDCOM 7's (uppercase letters, digits, _)"
+                    self._warn(number, "pointer-7", message)
+            else:
+                message = f"line value {shown!r} starts with a single @ (GEDCOM 7 doubles a leading @)"
+                self._warn(number, "at-7", message)
 
 
 def read_bytes(data: bytes) -> GedcomReader:
