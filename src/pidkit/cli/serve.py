@@ -18,7 +18,6 @@ import errno
 import os
 import socket
 import sys
-import urllib.parse
 from pathlib import Path
 from typing import Final
 
@@ -58,16 +57,16 @@ def register(sub: Subparsers) -> None:
 
 
 def redact(url: str) -> str:
-    """A store URL safe to print: the password replaced by ``***``.
+    """A store URL safe to print (:func:`pidkit.store.redact_url`: passwords replaced by ``***``).
 
     >>> redact("postgresql://u:secret@h:5432/db"), redact("sqlite:///x.db")
     ('postgresql://u:***@h:5432/db', 'sqlite:///x.db')
+    >>> redact("postgresql://h/db?password=secret")
+    'postgresql://h/db?password=***'
     """
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    from ..store import redact_url
+
+    return redact_url(url)
 
 
 def _bind(host: str, port: int, *, fallback: bool) -> socket.socket:

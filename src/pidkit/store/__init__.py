@@ -19,6 +19,8 @@ True
 from __future__ import annotations
 
 import os
+import re
+import urllib.parse
 from typing import Final
 
 from ..errors import StoreError
@@ -34,11 +36,15 @@ from .base import (
     Kind,
     MinterInfo,
     Naan,
+    NotOwnerError,
     Resolution,
     Status,
     Store,
+    UnsafeLocationError,
+    check_text,
     validate_target,
 )
+from .sql import ImportRow, parse_import_line
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -50,14 +56,20 @@ __all__ = [
     "Erc",
     "ImportRejectedError",
     "ImportReport",
+    "ImportRow",
     "Kind",
     "MinterInfo",
     "Naan",
+    "NotOwnerError",
     "Resolution",
     "Status",
     "Store",
+    "UnsafeLocationError",
+    "check_text",
     "default_url",
     "open_store",
+    "parse_import_line",
+    "redact_url",
     "validate_target",
 ]
 
@@ -66,6 +78,32 @@ DEFAULT_URL: Final = "sqlite:///pidkit.db"
 
 _SQLITE_PREFIX: Final = "sqlite:///"
 _POSTGRES_PREFIXES: Final = ("postgresql://", "postgres://")
+
+
+#: libpq connection parameters that carry a secret (draft: libpq "Parameter Key Words").
+_SECRET_PARAMS: Final = re.compile(r"(?i)\b(password|passfile|sslpassword)(\s*=\s*)([^&\s]*)")
+
+
+def redact_url(url: str) -> str:
+    """``url`` safe to print: the password of the user part and the values of the ``password``,
+    ``passfile`` and ``sslpassword`` parameters replaced by ``***`` (the one redaction, used by the
+    store's errors and ``pidkit serve``).
+
+    >>> redact_url("postgresql://u:s3cret@h:5432/db?sslmode=require&password=x&PassFile=/p")
+    'postgresql://u:***@h:5432/db?sslmode=require&password=***&PassFile=***'
+    >>> redact_url("postgresq://u:s3cret@h/db"), redact_url("sqlite:///x.db")
+    ('postgresq://u:***@h/db', 'sqlite:///x.db')
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if "@" in parts.netloc:
+        userinfo, _, host = parts.netloc.rpartition("@")
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":***"
+        url = urllib.parse.urlunsplit(parts._replace(netloc=f"{userinfo}@{host}"))
+    return _SECRET_PARAMS.sub(r"\1\2***", url)
 
 
 def default_url() -> str:
@@ -86,7 +124,7 @@ def sqlite_path(url: str) -> str:
     """
     if not url.startswith(_SQLITE_PREFIX) or len(url) == len(_SQLITE_PREFIX):
         raise StoreError("a SQLite URL is sqlite:///relative.db, sqlite:////abs/path.db or sqlite:///:memory:",
-                         text=url)
+                         text=redact_url(url))
     return url[len(_SQLITE_PREFIX):]
 
 
@@ -107,4 +145,4 @@ def open_store(url: str | None = None) -> Store:
         from .postgres import PostgresStore
 
         return PostgresStore(url)
-    raise StoreError("unsupported store URL (use sqlite:/// or postgresql://)", text=url)
+    raise StoreError("unsupported store URL (use sqlite:/// or postgresql://)", text=redact_url(url))

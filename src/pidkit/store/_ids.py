@@ -212,6 +212,22 @@ def template_prefix(template: str) -> str:
     return str(noid.Template.parse(template).prefix)
 
 
+def template_shoulder(template: str, naan: str) -> str | None:
+    """The ARK shoulder (draft-kunze-ark-40 §2.4.1, :attr:`pidkit.ark.Ark.shoulder`) of every id a
+    NOID template mints, or ``None`` when its prefix does not fix one (then ids fall under
+    several shoulders, or none).
+
+    >>> template_shoulder("fk4.reedeedk", "99999"), template_shoulder("b.reedeedk", "99999")
+    ('fk4', None)
+    """
+    from ..ark import Ark
+
+    prefix = template_prefix(template)
+    if not prefix:
+        return None
+    return Ark.parse(f"ark:{naan}/{prefix}").normalize().shoulder or None
+
+
 def make_minter(template: str, naan: str, seed: int) -> IdMaker:
     """The NOID minter for a stored minter state (the one place the store builds ids)."""
     from .. import noid

@@ -59,9 +59,12 @@ __all__ = [
     "Kind",
     "MinterInfo",
     "Naan",
+    "NotOwnerError",
     "Resolution",
     "Status",
     "Store",
+    "UnsafeLocationError",
+    "check_text",
     "validate_target",
 ]
 
@@ -114,6 +117,37 @@ def validate_target(url: str) -> str:
     if not parts.hostname:
         raise StoreError("target URL has no host", text=url)
     return url
+
+
+def check_text(value: str, field: str) -> str:
+    """Return ``value`` if it can be stored; refuse NUL and unpaired surrogates (neither survives a
+    UTF-8 database round trip) with :class:`~pidkit.errors.StoreError` naming ``field`` and the
+    1-based position.  Every string written to a binding passes through here.
+
+    >>> check_text("Austin, Larry", "erc.who")
+    'Austin, Larry'
+    >>> check_text("a" + chr(0xDC00), "erc.who")
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: erc.who: character U+DC00 not allowed in 'a\\udc00' at position 2
+    """
+    for i, c in enumerate(value, 1):
+        if c == "\x00" or "\ud800" <= c <= "\udfff":
+            raise StoreError(f"{field}: character U+{ord(c):04X} not allowed", text=value, position=i)
+    return value
+
+
+class UnsafeLocationError(StoreError):
+    """A passthrough suffix would make the redirect leave its bound target (another host, port,
+    scheme or path): the resolver refuses it instead of redirecting.
+
+    >>> b = Binding("ark", "ark:1/x", "ark:1/x", "https://e.org/a", passthrough=True)
+    >>> Resolution(b, ".evil.com").location
+    'https://e.org/a.evil.com'
+    >>> root = Binding("ark", "ark:1/x", "ark:1/x", "https://e.org", passthrough=True)
+    >>> Resolution(root, ".evil.com").location
+    'https://e.org/.evil.com'
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,9 +328,40 @@ class Resolution:
         if b.status != "public" or b.target is None:
             return None
         suffix = self.suffix
-        if b.target.endswith("/") and suffix.startswith("/"):
+        if not suffix:
+            return b.target
+        target = b.target
+        bound = urllib.parse.urlsplit(target)
+        if not bound.path:
+            # "https://example.org" + ".evil.com" must not become the host "example.org.evil.com"
+            target = urllib.parse.urlunsplit(bound._replace(path="/"))
+            bound = urllib.parse.urlsplit(target)
+        if target.endswith("/") and suffix.startswith("/"):
             suffix = suffix[1:]  # a '/' ending the target and one starting the suffix are not doubled
-        return b.target + suffix
+        location = target + suffix
+        if not _same_place(bound, location):
+            raise UnsafeLocationError(
+                f"the passthrough suffix would redirect outside the bound target {b.target}", text=location
+            )
+        return location
+
+
+def _same_place(bound: urllib.parse.SplitResult, location: str) -> bool:
+    """True if ``location`` keeps the scheme, host and port of ``bound`` and stays under its path
+    (the query and fragment of the target are not part of the comparison: a suffix after them stays
+    inside them)."""
+    try:
+        composed = urllib.parse.urlsplit(location)
+        ports = (composed.port, bound.port)
+    except ValueError:
+        return False
+    return (
+        composed.scheme.lower() == bound.scheme.lower()
+        and composed.hostname == bound.hostname
+        and ports[0] == ports[1]
+        and composed.netloc == bound.netloc
+        and composed.path.startswith(bound.path)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +429,14 @@ class ImportRejectedError(StoreError):
         count = len(self.problems)
         plural = "line" if count == 1 else "lines"
         super().__init__(f"{count} bad {plural}, nothing imported; first: {first_msg}", line=first_line)
+
+
+class NotOwnerError(StoreError):
+    """A write to a binding that belongs to another NAAN (answered 403 by the web service).
+
+    >>> str(NotOwnerError("tid 3jzfcijpj2z2a belongs to another NAAN", line=2))
+    'tid 3jzfcijpj2z2a belongs to another NAAN on line 2'
+    """
 
 
 class Store(abc.ABC):
@@ -530,10 +603,15 @@ class Store(abc.ABC):
         """Write every binding as JSON Lines (:meth:`Binding.to_dict`); return the count."""
 
     @abc.abstractmethod
-    def import_jsonl(self, fp: Iterable[str]) -> ImportReport:
+    def import_jsonl(self, fp: Iterable[str], *, owner: str | None = None) -> ImportReport:
         """Read bindings written by :meth:`export_jsonl` and write them in ONE transaction.  Any bad
         line (not JSON, bad id, bad target, would rebind a tombstone) rejects the whole import with
-        :class:`ImportRejectedError` naming every bad line's number — nothing is written."""
+        :class:`ImportRejectedError` naming every bad line's number — nothing is written.
+
+        ``owner`` (a NAAN; the web API passes its key's) makes the import a tenant's: every non-ARK
+        binding written records ``owner`` as its NAAN, and a line that would change a non-ARK binding
+        owned by another NAAN — or by none (written by an administrator) — raises
+        :class:`NotOwnerError`, nothing written."""
 
     # -- API keys -----------------------------------------------------------------------------------
     @abc.abstractmethod

@@ -5,6 +5,15 @@ Every operation borrows a pooled connection for one transaction.  Migrations tak
 (``UPDATE … RETURNING``), checks candidates with ``= ANY(array)`` and records them with ``COPY`` in
 the same transaction.  Pool size: ``$PIDKIT_PG_POOL_MAX`` (default 10).  A schema other than
 ``public`` is chosen the libpq way: ``postgresql://…/db?options=-csearch_path%3Dmyschema``.
+
+While the server is down an operation waits at most ``$PIDKIT_PG_TIMEOUT`` seconds (default 3) for a
+pooled connection and then raises :class:`psycopg_pool.PoolTimeout` (the web service answers 503); the
+pool reconnects by itself once the server is back.  Opening the store waits as long for its first
+connection.
+
+Writes that decide whether an ARK is free (mint batches, bind, tombstone, holds, imports) take
+``pg_advisory_xact_lock(NAAN_LOCK, hashtext(naan))`` first: under READ COMMITTED a minter that
+checked ``bindings`` could otherwise mint an ARK tombstoned or bound in between.
 """
 
 from __future__ import annotations
@@ -26,24 +35,29 @@ except ImportError:  # pragma: no cover - the postgres extra is not installed
 
 #: Advisory lock key serializing schema migrations ("pidkit" in ASCII).
 MIGRATION_LOCK: Final = 0x706964_6B6974
+#: First key of the two-key advisory locks serializing writes per NAAN (the second: hashtext(naan)).
+NAAN_LOCK: Final = 0x6E61616E  # "naan"
 _DEFAULT_POOL_MAX: Final = 10
+#: Seconds to wait for a pooled connection (and for the first one when opening).
+DEFAULT_TIMEOUT: Final = 3.0
 
 
 class PostgresStore(SqlStore):
     """A store in a PostgreSQL database (``postgresql://`` URL)."""
 
-    def __init__(self, url: str, *, max_size: int | None = None) -> None:
+    def __init__(self, url: str, *, max_size: int | None = None, timeout: float | None = None) -> None:
         if psycopg is None:  # pragma: no cover
             raise StoreError("PostgreSQL needs the postgres extra: pip install 'pidkit[postgres]'")
         super().__init__()
         self._unique_errors = (psycopg.errors.UniqueViolation,)
         self._queries: dict[str, str] = {}
-        size = max_size or int(os.environ.get("PIDKIT_PG_POOL_MAX", _DEFAULT_POOL_MAX))
+        size = max_size or int(_env_number("PIDKIT_PG_POOL_MAX", _DEFAULT_POOL_MAX, int))
+        wait = timeout or _env_number("PIDKIT_PG_TIMEOUT", DEFAULT_TIMEOUT, float)
         self._pool: ConnectionPool[Any] = ConnectionPool(
-            url, min_size=1, max_size=size, open=False, name="pidkit"
+            url, min_size=1, max_size=size, open=False, name="pidkit", timeout=wait
         )
         try:
-            self._pool.open(wait=True, timeout=30)
+            self._pool.open(wait=True, timeout=wait)
             self._migrate()
         except psycopg.Error as exc:
             self._pool.close()
@@ -73,6 +87,9 @@ class PostgresStore(SqlStore):
     def _lock_migrations(self, cur: Cursor) -> None:
         self._exec(cur, "SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
 
+    def _lock_naan(self, cur: Cursor, naan: str) -> None:
+        self._exec(cur, "SELECT pg_advisory_xact_lock(?, hashtext(?))", (NAAN_LOCK, naan))
+
     def _taken(self, cur: Cursor, naan: str, ids: Sequence[str]) -> set[str]:
         prefix = f"ark:{naan}/"
         blades = list(ids)
@@ -90,3 +107,17 @@ class PostgresStore(SqlStore):
             with cur.copy("COPY minted (naan, id, minter, position, minted_at) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
+
+
+def _env_number(name: str, default: float, kind: type[float] | type[int]) -> float:
+    """A positive number from the environment, else ``default`` (a bad value: StoreError naming it)."""
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        raise StoreError(f"{name} must be a positive number", text=text) from None
+    if value <= 0:
+        raise StoreError(f"{name} must be a positive number", text=text)
+    return value

@@ -23,6 +23,7 @@ import re
 import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import IO, Any, Final, Protocol
 
 from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError, StoreError
@@ -37,9 +38,11 @@ from .base import (
     ImportReport,
     MinterInfo,
     Naan,
+    NotOwnerError,
     Resolution,
     Status,
     Store,
+    check_text,
     validate_target,
 )
 
@@ -55,6 +58,7 @@ _BINDING_COLS: Final = (
     "tombstone_reason, tombstoned_at, created, updated"
 )
 _BINDING_PARAMS: Final = ", ".join("?" * 20)
+_BINDING_NAMES: Final = tuple(c.strip() for c in _BINDING_COLS.split(","))
 _MINTER_COLS: Final = "name, naan, template, seed, counter, created"
 _API_KEY_COLS: Final = "key_id, naan, shoulder, label, created, revoked_at"
 
@@ -105,7 +109,28 @@ def _time_text(value: object, field: str) -> str | None:
         raise StoreError(f"{field} is not an ISO 8601 timestamp", text=value) from None
     if when.tzinfo is None:
         raise StoreError(f"{field} has no time zone", text=value)
-    return when.astimezone(_dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    try:
+        utc = when.astimezone(_dt.UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-14:00 is past year 9999 in UTC
+        raise StoreError(f"{field} is out of range in UTC", text=value) from None
+    return utc.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _checked_row(values: Sequence[Any]) -> tuple[Any, ...]:
+    """The binding row ``values`` (in ``_BINDING_COLS`` order) after :func:`check_text` on every
+    string — the one check every write path (bind, bind_id, import, tombstone) goes through."""
+    for name, value in zip(_BINDING_NAMES, values, strict=True):
+        if isinstance(value, str):
+            check_text(value, name)
+    return tuple(values)
+
+
+def _lookup(value: str) -> str:
+    """An id to look up: NUL (never stored, refused by PostgreSQL) is refused naming its position."""
+    at = value.find("\x00")
+    if at >= 0:
+        raise StoreError("NUL character in id", text=value, position=at + 1)
+    return value
 
 
 def _binding(row: Sequence[Any]) -> Binding:
@@ -158,6 +183,11 @@ class SqlStore(Store):
     @abc.abstractmethod
     def _taken(self, cur: Cursor, naan: str, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are held, minted or bound (as ``ark:NAAN/id``) under ``naan``."""
+
+    def _lock_naan(self, cur: Cursor, naan: str) -> None:
+        """Serialize, within the current transaction, every write that decides whether an ARK under
+        ``naan`` is free (mint batches, bind, tombstone, hold, import); a backend whose write
+        transactions are already serial (SQLite ``BEGIN IMMEDIATE``) leaves it empty."""
 
     @abc.abstractmethod
     def _insert_minted(self, cur: Cursor, rows: Sequence[tuple[str, str, str, int, str]]) -> None:
@@ -320,6 +350,7 @@ class SqlStore(Store):
             info: MinterInfo | None = None
             while need:
                 info, start = self._reserve(cur, name, need)
+                self._lock_naan(cur, info.naan)  # before the check: no bind/tombstone/hold in between
                 maker = self._maker(info)
                 if maker.exhausted(start + need - 1):
                     raise ExhaustedError(
@@ -370,6 +401,7 @@ class SqlStore(Store):
             self._exec(cur, "SELECT naan FROM minters WHERE name = ?", (minter_or_naan,))
             row = cur.fetchone()
             naan = str(row[0]) if row is not None else self._naan(cur, minter_or_naan).naan
+            self._lock_naan(cur, naan)
             added = 0
             stamp = now()
             for text in ids:
@@ -453,12 +485,14 @@ class SqlStore(Store):
         erc = erc or Erc()
         support = support or Erc()
         stamp = now()
-        values = (
+        values = _checked_row((
             kind, key, text, target, erc.who, erc.what, erc.when, erc.where,
             support.who, support.what, support.when, support.where, int(passthrough), status,
             naan, shoulder, None, None, stamp, stamp,
-        )  # fmt: skip
+        ))  # fmt: skip
         with self._transaction(write=True) as cur:
+            if kind == "ark" and naan is not None:
+                self._lock_naan(cur, naan)
             bound = self._upsert(cur, values)
         if bound is None:
             raise ConflictError("tombstoned: this id is withdrawn and is never bound again", text=text)
@@ -514,14 +548,14 @@ class SqlStore(Store):
 
     def get_id(self, kind: str, value: str) -> Binding | None:
         """The binding of ``value`` as ``kind``."""
-        key = _ids.canonical(kind, value)
+        key = _ids.canonical(kind, _lookup(value))
         with self._transaction(write=False) as cur:
             found = self._select_keys(cur, [(kind, key)])
         return found[0] if found else None
 
     def find_ids(self, value: str) -> list[Binding]:
         """Every binding ``value`` names under any kind."""
-        pairs = _ids.readings(value)
+        pairs = _ids.readings(_lookup(value))
         with self._transaction(write=False) as cur:
             found = self._select_keys(cur, pairs)
         order = {kind: i for i, kind in enumerate(KINDS)}
@@ -529,7 +563,7 @@ class SqlStore(Store):
 
     def resolve(self, ark: str) -> Resolution | None:
         """Exact binding, else the longest public passthrough ancestor with the suffix."""
-        k = _ids.ark_key(ark)
+        k = _ids.ark_key(_lookup(ark))
         keys = [k.key, *k.ancestors]
         marks = ", ".join("?" * len(keys))
         with self._transaction(write=False) as cur:
@@ -552,7 +586,12 @@ class SqlStore(Store):
             raise StoreError("a tombstone needs a reason", text=ark)
         k = _ids.ark_key(ark)
         stamp = now()
+        values = _checked_row((
+            "ark", k.key, ark, None, "", "", "", "", "", "", "", "", 0, "tombstoned",
+            k.naan, k.shoulder, reason, stamp, stamp, stamp,
+        ))  # fmt: skip
         with self._transaction(write=True) as cur:
+            self._lock_naan(cur, k.naan)
             self._exec(
                 cur,
                 f"INSERT INTO bindings ({_BINDING_COLS}) VALUES ({_BINDING_PARAMS}) "
@@ -560,11 +599,8 @@ class SqlStore(Store):
                 "tombstone_reason = excluded.tombstone_reason, tombstoned_at = excluded.tombstoned_at, "
                 "updated = excluded.updated WHERE bindings.status <> 'tombstoned' "
                 f"RETURNING {_BINDING_COLS}",
-                (
-                    "ark", k.key, ark, None, "", "", "", "", "", "", "", "", 0, "tombstoned",
-                    k.naan, k.shoulder, reason, stamp, stamp, stamp,
-                ),
-            )  # fmt: skip
+                values,
+            )
             row = cur.fetchone()
             if row is not None:
                 return _binding(row)
@@ -593,7 +629,7 @@ class SqlStore(Store):
             params.append(shoulder)
         if after is not None:
             clauses.append("key > ?")
-            params.append(after)
+            params.append(check_text(after, "after"))
         params.append(limit)
         with self._transaction(write=False) as cur:
             self._exec(
@@ -618,29 +654,39 @@ class SqlStore(Store):
                 after = page[-1].key
         return count
 
-    def import_jsonl(self, fp: Iterable[str]) -> ImportReport:
-        """Read an export back, all or nothing."""
+    def import_jsonl(self, fp: Iterable[str], *, owner: str | None = None) -> ImportReport:
+        """Read an export back, all or nothing (``owner``: see :meth:`Store.import_jsonl`)."""
         problems: list[tuple[int, str]] = []
-        rows: list[tuple[int, tuple[Any, ...]]] = []
+        rows: list[tuple[int, ImportRow]] = []
         lines = 0
         for number, line in enumerate(fp, 1):
             lines = number
             if not line.strip():
                 continue
             try:
-                rows.append((number, _import_row(line)))
+                rows.append((number, parse_import_line(line)))
             except PidkitError as exc:
                 problems.append((number, str(exc)))
         if problems:
             raise ImportRejectedError(problems)
         created = updated = 0
         with self._transaction(write=True) as cur:
-            for number, values in rows:
-                self._exec(cur, "SELECT status FROM bindings WHERE kind = ? AND key = ?", values[:2])
+            for naan in sorted({row.naan for _, row in rows if row.kind == "ark" and row.naan}):
+                self._lock_naan(cur, naan)  # in one order: concurrent imports do not deadlock
+            for number, row in rows:
+                values = row.values
+                self._exec(cur, "SELECT status, naan FROM bindings WHERE kind = ? AND key = ?", values[:2])
                 existing = cur.fetchone()
+                if owner is not None and row.kind != "ark":
+                    if existing is not None and existing[1] != owner:
+                        raise NotOwnerError(
+                            f"{row.kind} {row.key} was not bound by NAAN {owner}; only its owner changes it",
+                            line=number,
+                        )
+                    values = (*values[:14], owner, *values[15:])
                 if existing is not None and existing[0] == "tombstoned":
-                    if values[13] != "tombstoned":
-                        problems.append((number, f"{values[1]} is tombstoned in the store; not rebound"))
+                    if row.status != "tombstoned":
+                        problems.append((number, f"{row.key} is tombstoned in the store; not rebound"))
                     continue
                 self._upsert(cur, values, restore=True)
                 if existing is None:
@@ -724,12 +770,44 @@ def _erc(obj: dict[str, Any], name: str) -> Erc:
     return Erc(**{k: value.get(k, "") for k in ("who", "what", "when", "where")})
 
 
-def _import_row(line: str) -> tuple[Any, ...]:
-    """Validate one JSON Lines record of an export and return the row values (raises PidkitError)."""
+@dataclass(frozen=True, slots=True)
+class ImportRow:
+    """One import line as the store will write it: the id's ``kind``, canonical ``key``, ``naan`` and
+    ``shoulder`` (ARKs only), ``status``, and every column value (``values``, in table order).
+
+    Authorization checks (the web API's key scope) look at these fields, so they check exactly what
+    is written.
+    """
+
+    kind: str
+    key: str
+    naan: str | None
+    shoulder: str | None
+    status: str
+    values: tuple[Any, ...]
+
+
+def parse_import_line(line: str) -> ImportRow:
+    """Validate one JSON Lines record (an export line, or a hand-written one: ``kind`` defaults to
+    ``ark``) and return the row it writes; raise :class:`~pidkit.errors.PidkitError` naming the problem.
+
+    >>> row = parse_import_line('{"text": "ark:/99999/fk4-x1", "target": "https://e.org/"}')
+    >>> row.kind, row.key, row.naan, row.shoulder
+    ('ark', 'ark:99999/fk4x1', '99999', 'fk4')
+    >>> late = '"created": "9999-12-31T23:59:59-14:00"'
+    >>> parse_import_line('{"text": "ark:99999/x", "status": "reserved", ' + late + '}')
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: created is out of range in UTC in '9999-12-31T23:59:59-14:00'
+    """
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise StoreError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise StoreError("not JSON we read (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer longer than int_max_str_digits
+        raise StoreError(f"not JSON we read ({exc})") from None
     if not isinstance(obj, dict):
         raise StoreError("not a JSON object")
     kind = _text(obj, "kind") if "kind" in obj else "ark"  # hand-written imports: ARKs by default
@@ -764,8 +842,9 @@ def _import_row(line: str) -> tuple[Any, ...]:
     stamp = now()
     created = _time_text(obj.get("created"), "created") or stamp
     updated = _time_text(obj.get("updated"), "updated") or stamp
-    return (
+    values = _checked_row((
         kind, key, text, target, erc.who, erc.what, erc.when, erc.where,
         support.who, support.what, support.when, support.where, int(passthrough), status,
         naan, shoulder, reason, tombstoned_at, created, updated,
-    )  # fmt: skip
+    ))  # fmt: skip
+    return ImportRow(kind, key, naan, shoulder, status, values)

@@ -16,12 +16,16 @@ cover every id written.  Reading a public binding needs no key.
 
 Free text is refused (422, naming the field) when it contains NUL or unpaired surrogates — neither
 survives a database round trip.
+
+Ownership of non-ARK ids (XarkId, TID, UUID, GEDCOM UID, Library.Link id): they carry no NAAN, so a
+binding created through the API records the NAAN of the key that created it as its owner.  Only a
+whole-NAAN key of the owning NAAN may change it afterwards (403 otherwise); a binding created by an
+administrator (``pidkit bind`` / ``pidkit import``) has no owner and cannot be changed through the API.
 """
 
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Iterator
 from typing import Annotated, Any, Final, Literal
 
@@ -33,8 +37,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..ark import Ark
 from ..errors import PidkitError
-from ..noid import Template
-from ..store import ApiKey, Binding, Erc, Store, validate_target
+from ..store import ApiKey, Binding, Erc, MinterInfo, Store, check_text, parse_import_line, validate_target
+from ..store._ids import template_prefix, template_shoulder
 from .app import ApiError, store_of
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
@@ -48,11 +52,8 @@ _bearer = HTTPBearer(auto_error=False, description="An API key from `pidkit apik
 
 
 def _clean_text(value: str) -> str:
-    """Refuse NUL and unpaired surrogates (they cannot be stored)."""
-    for i, c in enumerate(value, 1):
-        if c == "\x00" or unicodedata.category(c) == "Cs":
-            raise ValueError(f"character U+{ord(c):04X} not allowed (position {i})")
-    return value
+    """Refuse NUL and unpaired surrogates (they cannot be stored): the store's one check."""
+    return check_text(value, "text")
 
 
 Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(_clean_text)]
@@ -224,20 +225,23 @@ def _require(key: ApiKey, naan: str, shoulder: str | None, field: str) -> None:
         raise ApiError(403, f"this API key is scoped to {scope}, not {where}", field=field)
 
 
-def _minter_for(store: Store, naan: str, shoulder: str) -> str:
+def _minter_for(store: Store, naan: str, shoulder: str) -> MinterInfo:
     for m in store.list_minters():
-        if m.naan == naan and Template.parse(m.template).prefix == shoulder:
-            return m.name
+        if m.naan == naan and template_prefix(m.template) == shoulder:
+            return m
     raise ApiError(404, f"no minter for shoulder {shoulder!r} of NAAN {naan}", field="shoulder")
 
 
 @router.post("/mint", status_code=201, response_model=MintOut, responses=_ERRORS)
 def mint(request: Request, body: MintIn, key: Annotated[ApiKey, Depends(api_key)]) -> dict[str, Any]:
-    """Mint one or many ARKs on a shoulder (ids never minted twice, tombstones never reissued)."""
-    _require(key, body.naan, body.shoulder, "shoulder")
+    """Mint one or many ARKs on a shoulder (ids never minted twice, tombstones never reissued).  The
+    key must cover the ARK shoulder of the ids minted — the one a bind of them is checked against; a
+    minter whose template prefix fixes no shoulder needs a key for the whole NAAN."""
+    _require(key, body.naan, key.shoulder, "naan")
     store = store_of(request)
     minter = _minter_for(store, body.naan, body.shoulder)
-    return {"arks": store.mint(minter, body.count)}
+    _require(key, body.naan, template_shoulder(minter.template, minter.naan), "shoulder")
+    return {"arks": store.mint(minter.name, body.count)}
 
 
 @router.put("/bindings", response_model=BindingOut, responses={**_ERRORS, 201: {"model": BindingOut}})
@@ -323,36 +327,33 @@ _JSONL_BODY: Final = {
 async def import_jsonl(request: Request, key: Annotated[ApiKey, Depends(api_key)]) -> dict[str, Any]:
     """Import bindings from JSON Lines in one transaction: any bad line rejects the whole import (422,
     every bad line listed).  Every ARK must be under the key's scope; other id kinds need a key for a
-    whole NAAN."""
+    whole NAAN, and may only change bindings that NAAN owns (see the API description)."""
     raw = await request.body()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ApiError(400, f"body is not UTF-8 (byte {exc.start + 1})", field="body") from None
     lines = text.splitlines()
-    _check_import_scope(key, lines)
     store = store_of(request)
-    report = await run_in_threadpool(store.import_jsonl, lines)
+    await run_in_threadpool(_check_import_scope, key, lines)
+    report = await run_in_threadpool(store.import_jsonl, lines, owner=key.naan)
     return {"lines": report.lines, "created": report.created, "updated": report.updated}
 
 
 def _check_import_scope(key: ApiKey, lines: list[str]) -> None:
-    """403 naming the first line whose id the key does not cover (lines the store will reject anyway
-    for being malformed are left to it)."""
+    """403 naming the first line whose id the key does not cover, judged on the row the store will
+    write (:func:`pidkit.store.parse_import_line`, the store's own parser); malformed lines are left
+    to the store, which rejects them all (422)."""
     for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
-            obj = json.loads(line)
-        except ValueError:
+            row = parse_import_line(line)
+        except PidkitError:
             continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-            continue
-        if obj.get("kind") == "ark":
-            try:
-                ark = Ark.parse(obj["text"]).normalize()
-            except PidkitError:
-                continue
-            if not key.allows(ark.naan, ark.shoulder or None):
-                raise ApiError(403, f"line {number}: {ark} is outside this API key's scope", field="body")
+        if row.kind == "ark":
+            if row.naan is None or not key.allows(row.naan, row.shoulder):
+                raise ApiError(403, f"line {number}: {row.key} is outside this API key's scope", field="body")
         elif key.shoulder is not None:
             raise ApiError(403, f"line {number}: only a key for a whole NAAN may import other id kinds",
                            field="body")

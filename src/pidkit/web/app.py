@@ -10,7 +10,9 @@ Error handling lives here, in one place:
 * a store that cannot be reached (PostgreSQL down, SQLite locked for too long) is a 503 with
   ``Retry-After``; :class:`StoreHolder` opens the store lazily and retries, so the service recovers
   by itself;
-* API paths (``/api/…``) get JSON errors, everything else an HTML page (or ANVL text for ``?info``);
+* API paths (``/api/…``) get JSON errors; elsewhere the error takes the negotiated type: for
+  ``?info`` ANVL text by default (``error:`` / ``message:``), HTML or JSON on request; otherwise an
+  HTML page, or JSON for a client that prefers ``application/json``;
 * :class:`BodyLimit` refuses bodies over ``max_body`` bytes with 413 — by ``Content-Length`` up
   front, and by counting bytes as they arrive (chunked bodies too).
 
@@ -41,7 +43,7 @@ from ..errors import (
     NotFoundError,
     PidkitError,
 )
-from ..store import ImportRejectedError, Store, open_store
+from ..store import ImportRejectedError, NotOwnerError, Store, open_store
 from .settings import Settings
 from .templates import esc, page
 
@@ -69,6 +71,8 @@ UNAVAILABLE_ERRORS: Final[tuple[type[Exception], ...]] = (sqlite3.OperationalErr
 _OPEN_ERRORS: Final[tuple[type[Exception], ...]] = (PidkitError, OSError, sqlite3.Error, *_PG_ERRORS)
 #: Seconds a client is told to wait after a 503.
 RETRY_AFTER: Final = 5
+#: Seconds a request waits for another request that is opening the store (a healthy cold start).
+OPEN_WAIT: Final = 10.0
 API_PREFIX: Final = "/api/"
 
 
@@ -79,7 +83,8 @@ class StoreUnavailableError(Exception):
 class StoreHolder:
     """Opens the store on first use and hands it out; if opening fails it answers
     :class:`StoreUnavailableError` and tries again at most every ``retry`` seconds (without making
-    every request wait for a dead database).
+    every request wait for a dead database).  Requests arriving while another one opens the store wait
+    for it (up to ``wait`` seconds) instead of failing; inside the back-off window they fail at once.
 
     >>> h = StoreHolder(lambda: open_store("sqlite:///:memory:"))
     >>> h.get().schema_version() >= 1
@@ -87,9 +92,11 @@ class StoreHolder:
     >>> h.close()
     """
 
-    def __init__(self, opener: Callable[[], Store], *, retry: float = 2.0, owned: bool = True) -> None:
+    def __init__(self, opener: Callable[[], Store], *, retry: float = 2.0, owned: bool = True,
+                 wait: float = OPEN_WAIT) -> None:
         self._opener = opener
         self._retry = retry
+        self._wait = wait
         self._owned = owned
         self._store: Store | None = None
         self._lock = threading.Lock()
@@ -101,7 +108,9 @@ class StoreHolder:
         store = self._store
         if store is not None:
             return store
-        if not self._lock.acquire(blocking=False):  # another request is opening it right now
+        if time.monotonic() < self._next_try:  # the last attempt failed: do not wait, do not retry yet
+            raise StoreUnavailableError(self._last_error)
+        if not self._lock.acquire(timeout=self._wait):  # another request is opening it: wait for it
             raise StoreUnavailableError("the store is being opened")
         try:
             if self._store is not None:
@@ -135,6 +144,8 @@ def http_status(exc: PidkitError) -> int:
     >>> http_status(ArkError("bad"))
     400
     """
+    if isinstance(exc, NotOwnerError):
+        return 403
     if isinstance(exc, NotFoundError):
         return 404
     if isinstance(exc, ConflictError | ExhaustedError):
@@ -170,12 +181,30 @@ def _wants_api(request: Request) -> bool:
     return request.url.path.startswith(API_PREFIX) or request.url.path == "/openapi.json"
 
 
+def error_type(request: Request) -> str:
+    """The media type of an error answer to ``request``: JSON on API paths; for ``?info`` the
+    negotiated description type (ANVL ``text/plain`` by default); otherwise HTML unless the client
+    prefers ``application/json``."""
+    if _wants_api(request):
+        return "application/json"
+    from .resolver import negotiate, wants_info  # the resolver imports this module
+
+    accept = request.headers.get("accept", "*/*")
+    if wants_info(request):
+        return negotiate(accept)
+    return negotiate(accept, ("text/html", "application/json"))
+
+
 def error_response(request: Request, status: int, message: str, *, title: str | None = None,
                    headers: Mapping[str, str] | None = None, **extra: object) -> Response:
-    """An error as JSON (API paths) or as an HTML page (everything else)."""
-    if _wants_api(request):
+    """An error in the type :func:`error_type` negotiates: JSON, ANVL text or an HTML page."""
+    kind = error_type(request)
+    if kind == "application/json":
         return JSONResponse(error_body(status, message, **extra), status_code=status, headers=headers)
     heading = title or _TITLES.get(status, "Error")
+    if kind == "text/plain":  # ANVL (draft-kunze-ark-40 §5.2): one element per line, no raw newlines
+        anvl = f"error: {status} {heading}\nmessage: {' '.join(message.split())}\n"
+        return PlainTextResponse(anvl, status_code=status, headers=headers)
     body = (f'<section class="card"><p class="bad">{esc(message)}</p>'
             '<p><a href="/">Back to the resolver</a></p></section>')
     return HTMLResponse(page(f"{status} {heading}", body), status_code=status, headers=headers)

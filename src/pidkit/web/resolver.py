@@ -26,6 +26,7 @@ no query at all by an ASGI server (both give an empty ``query_string``), so it r
 
 from __future__ import annotations
 
+import urllib.parse
 from typing import Final
 
 from fastapi import APIRouter, Request
@@ -35,7 +36,7 @@ from ..ark import Ark
 from ..errors import ArkError, NotFoundError, StoreError
 from ..store import Binding, validate_target
 from ..store.anvl import erc_anvl, object_erc
-from .app import error_response, settings_of, store_of, text_response
+from .app import error_response, error_type, settings_of, store_of, text_response
 from .settings import SERVICE_PATH
 from .templates import esc, page, rows
 
@@ -99,7 +100,8 @@ def _raw_ark(request: Request) -> str:
     return path[1:] if path.startswith("/") else path
 
 
-def _wants_info(request: Request) -> bool:
+def wants_info(request: Request) -> bool:
+    """True if the query asks for the description (``?info`` or ``??``, §5.2)."""
     query = request.scope.get("query_string", b"")
     return isinstance(query, bytes) and query.decode("latin-1") in INFO_QUERIES
 
@@ -118,7 +120,7 @@ def resolve_ark(request: Request, ark: str) -> Response:
         parsed = Ark.parse(text)
     except ArkError as exc:
         return error_response(request, 400, str(exc), title="Not a valid ARK")
-    info = _wants_info(request)
+    info = wants_info(request)
     store = store_of(request)
     found = store.resolve(text)
     if found is None:
@@ -138,7 +140,10 @@ def resolve_ark(request: Request, ark: str) -> Response:
         return info_response(request, b)
     if b.is_tombstoned:
         return tombstone_response(request, b)
-    location = found.location
+    try:
+        location = found.location
+    except StoreError as exc:  # the passthrough suffix would leave the bound target: never redirect
+        return error_response(request, 404, str(exc), title="Unsafe redirect refused")
     if location is None:
         return error_response(request, 404, f"{b.key} has no target", title="Unknown ARK")
     try:
@@ -157,7 +162,7 @@ def resolve_id(request: Request, value: str) -> Response:
     if len(found) > 1:
         return choices_response(request, value, found)
     b = found[0]
-    if _wants_info(request):
+    if wants_info(request):
         return info_response(request, b)
     if b.is_tombstoned:
         return tombstone_response(request, b)
@@ -173,8 +178,20 @@ def id_path(b: Binding) -> str:
     '/ark:1/x'
     >>> id_path(Binding("tid", "3jzfcijpj2z2a", "", None))
     '/id/3jzfcijpj2z2a'
+
+    Percent-encoded (RFC 3986 §2.1), so it is safe in a ``Link`` header and an ``href``; an ARK keeps
+    its own ``%xx`` escapes, any other id is one path segment:
+
+    >>> id_path(Binding("gedcom-uid", "€1 b/c", "", None))
+    '/id/%E2%82%AC1%20b%2Fc'
     """
-    return f"{SERVICE_PATH}{b.key}" if b.kind == "ark" else f"{SERVICE_PATH}id/{b.key}"
+    if b.kind == "ark":
+        return SERVICE_PATH + urllib.parse.quote(b.key, safe=_ARK_SAFE)
+    return f"{SERVICE_PATH}id/" + urllib.parse.quote(b.key, safe="")
+
+
+#: Characters an ARK keeps unencoded in a URL path (RFC 3986 pchar, '/' and its own '%xx').
+_ARK_SAFE: Final = "/:@!$&'()*+,;=-._~%"
 
 
 def _describes(b: Binding) -> str:
@@ -236,7 +253,7 @@ def tombstone_response(request: Request, b: Binding) -> Response:
     """410 Gone: the id was withdrawn for good (and is never reissued)."""
     when = b.tombstoned_at.isoformat().replace("+00:00", "Z") if b.tombstoned_at else "(:unav)"
     message = f"{b.key} was withdrawn ({b.tombstone_reason or 'no reason given'}); it is never reissued"
-    if request.url.path.startswith("/api/"):
+    if error_type(request) != "text/html":
         return error_response(request, 410, message)
     body = (
         f'<section class="card"><p class="bad">This identifier was withdrawn for good and will never be '
