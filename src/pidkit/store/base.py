@@ -220,8 +220,9 @@ class Binding:
     """An id bound in the store.
 
     ``key`` is the canonical form (ARKs: normalized, ``ark:NAAN/Name…``) and ``text`` the id as first
-    given.  ``erc`` describes the object, ``support`` the commitment (``erc-support:``).  ``naan`` and
-    ``shoulder`` are set for ARKs only.
+    given.  ``erc`` describes the object, ``support`` the commitment (``erc-support:``).  ``shoulder`` is
+    set for ARKs only; ``naan`` is an ARK's NAAN, and for another kind the owning NAAN when the
+    binding was created through the web API (``import_jsonl(owner=…)``), else ``None``.
 
     >>> b = Binding(kind="ark", key="ark:99999/fk4x", text="ark:/99999/fk4-x", target="https://e.org/")
     >>> print(b.to_anvl(), end="")
