@@ -374,9 +374,11 @@ class Settings:
     wrk: str | None = None
 
 
-#: ``make bench``: 5 s warm-up, then 3 interleaved rounds of 10 s per configuration (about 4 minutes of
-#: load for 6 configurations), median round reported.  ``--quick``: one round of 3 s.
-FULL: Final = Settings(warmup=5, measure=10, rounds=3)
+#: ``make bench``: 5 s warm-up, then 5 interleaved rounds of 6 s per configuration (about 3.5 minutes of
+#: load for 6 configurations; with setup about 5.5 minutes), median round reported.  Short interleaved
+#: rounds spread a burst of other work on the shared machine over every configuration alike.
+#: ``--quick``: one round of 3 s.
+FULL: Final = Settings(warmup=5, measure=6, rounds=5)
 QUICK: Final = Settings(warmup=2, measure=3, rounds=1)
 
 
@@ -833,7 +835,7 @@ def render_section(
             "Where the time goes and what would fix it: `benchmarks/resolver/PROFILE.md` (py-spy profile "
             "of a worker: pidkit's own code is ~14 % of it; the FastAPI/Starlette stack, the thread-pool "
             "hand-off of the sync route and the pure-Python h11 server take the rest; a raw-ASGI fast path "
-            "for `GET /ark:…` plus `uvicorn[standard]` measured ~14× arklet with keep-alive).",
+            "for `GET /ark:…` plus `uvicorn[standard]` measured ~5× the current server with keep-alive).",
         ]
     if notes:
         lines += ["", *[f"- {n}" for n in notes]]
