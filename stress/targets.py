@@ -5,7 +5,7 @@ out of a target are :mod:`pidkit.errors` types (``ALLOWED``).  Used by ``test_fu
 ``atheris_fuzz.py`` (coverage-guided, in a subprocess) and ``test_scaling.py`` (hostile sizes).
 
 >>> sorted(TEXT_TARGETS)[:3]
-['Ark.normalize', 'Ark.parse', 'GedcomUid.parse']
+['Ark details', 'Ark.normalize', 'Ark.parse']
 """
 
 from __future__ import annotations

@@ -17,11 +17,11 @@ from stress import _report, targets
 
 SIZES = (256 * 1024, 512 * 1024, 1024 * 1024)
 #: Absolute bound for 1 MB of hostile input, per parser call.
-MAX_SECONDS = 2.0
+MAX_SECONDS = 5.0
 #: Growth allowed from 0.25 MB to 1 MB (linear 4; quadratic would be 16).
-MAX_GROWTH = 8.0
+MAX_GROWTH = 10.0
 #: Below this, t(1 MB) is too short for a meaningful ratio on a shared 2-core machine.
-RATIO_FLOOR = 0.03
+RATIO_FLOOR = 0.05
 
 
 def _repeat(unit: str, prefix: str = "", suffix: str = "") -> Callable[[int], str]:

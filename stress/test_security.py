@@ -304,6 +304,9 @@ ROUNDS = 15
 PER_ROUND = 300
 #: Medians of the two classes may differ by at most this fraction (noisy 2-core machine).
 TOLERANCE = 0.10
+#: Over HTTP (milliseconds of framework work per call) the same check with alternating single calls.
+HTTP_PAIRS = 1500
+HTTP_TOLERANCE = 0.10
 
 
 def _median_ns(fn: object, secret: str) -> float:
@@ -364,14 +367,19 @@ def test_key_check_time_over_http_0_vs_40_chars(env: Env, figures: _report.Figur
         r = env.client.post("/api/v1/mint", json=body, headers={"authorization": f"Bearer {secret}"})
         assert r.status_code == 401
 
-    global PER_ROUND
-    saved, PER_ROUND = PER_ROUND, 60
-    try:
-        a, b, d = _compare(call, k0, k40)
-    finally:
-        PER_ROUND = saved
+    for _ in range(50):  # warm up
+        call(k0)
+        call(k40)
+    times: dict[str, list[int]] = {k0: [], k40: []}
+    for i in range(HTTP_PAIRS):  # alternate single calls, so drift in machine load hits both alike
+        for secret in (k0, k40) if i % 2 == 0 else (k40, k0):
+            t = time.perf_counter_ns()
+            call(secret)
+            times[secret].append(time.perf_counter_ns() - t)
+    a, b = statistics.median(times[k0]), statistics.median(times[k40])
+    d = abs(a - b) / min(a, b)
     figures.add("security", "key check timing over HTTP (0 vs 40 chars match)", {
         "median µs (0 / 40)": f"{a / 1000:.1f} / {b / 1000:.1f}", "max difference": f"{d:.1%}",
-        "tolerance": f"{TOLERANCE:.0%}",
+        "tolerance": f"{HTTP_TOLERANCE:.0%}", "pairs": HTTP_PAIRS,
     })  # fmt: skip
-    assert d <= TOLERANCE, (a, b)
+    assert d <= HTTP_TOLERANCE, (a, b)
