@@ -91,8 +91,11 @@ def test_cold_start_concurrent_first_requests(
         codes = list(pool.map(lambda _: httpx.get(f"{server.base}ark:{NAAN}/b70", timeout=30).status_code,
                               range(64)))  # fmt: skip
     refused = codes.count(503)
-    figures.add("load", "cold start: 64 concurrent first requests (SQLite)",
-                {"requests": 64, "errors": refused, "status": "FINDING" if refused else "ok"})
+    figures.add(
+        "load",
+        "cold start: 64 concurrent first requests (SQLite)",
+        {"requests": 64, "errors": refused, "status": "FINDING" if refused else "ok"},
+    )
     if refused:
         pytest.xfail(
             f"finding: {refused}/64 first requests got 503 while another request opened the store "
