@@ -58,8 +58,12 @@ bench: install
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
+# The stress suite also needs wrk (Debian) for its load items and atheris (PyPI) for coverage-guided fuzzing.
 stress: install
-	$(BIN)/pytest -q stress $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory system-tools SYSTEM_TOOLS="/usr/bin/wrk:wrk"
+	@$(BIN)/python -c 'import atheris' 2>/dev/null || $(BIN)/python -m pip install -q atheris \
+	  || echo "make: atheris did not install: the fuzz items run hypothesis only" >&2
+	$(BIN)/pytest -q -p no:cacheprovider stress $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist
