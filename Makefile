@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks stress tools
 
 typecheck: install
 	$(BIN)/mypy
