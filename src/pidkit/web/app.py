@@ -127,6 +127,14 @@ class StoreHolder:
         finally:
             self._lock.release()
 
+    def peek(self) -> Store | None:
+        """The store if it is open already, else ``None`` (never opens, never waits).
+
+        >>> StoreHolder(lambda: open_store("sqlite:///:memory:")).peek() is None
+        True
+        """
+        return self._store
+
     def close(self) -> None:
         """Close the store if this holder opened it."""
         with self._lock:
@@ -329,6 +337,7 @@ def create_app(
     'pidkit'
     """
     from . import api, pages, resolver
+    from .fastpath import FastPathApp
 
     settings = settings or Settings()
     if isinstance(store, Store):
@@ -340,7 +349,7 @@ def create_app(
         url = store or settings.database_url
         holder = StoreHolder(lambda: open_store(url), retry=settings.store_retry)
 
-    app = FastAPI(
+    app = FastPathApp(
         title="pidkit",
         version=__version__,
         summary="ARK resolver and naming service",
@@ -368,11 +377,11 @@ def create_app(
 
     @app.exception_handler(PidkitError)
     async def _domain_error(request: Request, exc: PidkitError) -> Response:
-        return error_response(request, http_status(exc), str(exc), input=exc.text, position=exc.position)
+        return domain_error_response(request, exc)
 
     @app.exception_handler(StoreUnavailableError)
     async def _unavailable(request: Request, exc: StoreUnavailableError) -> Response:
-        return _service_unavailable(request)
+        return service_unavailable(request)
 
     for exc_type in UNAVAILABLE_ERRORS:
         app.add_exception_handler(exc_type, _unavailable_db)
@@ -398,10 +407,16 @@ def create_app(
 
 
 async def _unavailable_db(request: Request, exc: Exception) -> Response:
-    return _service_unavailable(request)
+    return service_unavailable(request)
 
 
-def _service_unavailable(request: Request) -> Response:
+def domain_error_response(request: Request, exc: PidkitError) -> Response:
+    """The answer to a domain error: :func:`http_status`, naming the input and the position."""
+    return error_response(request, http_status(exc), str(exc), input=exc.text, position=exc.position)
+
+
+def service_unavailable(request: Request) -> Response:
+    """503 with ``Retry-After``: the store cannot be reached now."""
     return error_response(request, 503, "the store is unavailable; try again shortly",
                           headers={"Retry-After": str(RETRY_AFTER)})
 

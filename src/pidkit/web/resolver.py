@@ -27,14 +27,16 @@ no query at all by an ASGI server (both give an empty ``query_string``), so it r
 from __future__ import annotations
 
 import urllib.parse
-from typing import Final
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from ..ark import Ark
 from ..errors import ArkError, NotFoundError, StoreError
-from ..store import Binding, validate_target
+from ..store import Binding, Store, validate_target
 from ..store.anvl import erc_anvl, object_erc
 from .app import error_response, error_type, settings_of, store_of, text_response
 from .settings import SERVICE_PATH
@@ -90,11 +92,15 @@ def negotiate(accept: str, offers: tuple[str, ...] = INFO_TYPES) -> str:
     return choice
 
 
-def _raw_ark(request: Request) -> str:
-    """The ARK as sent: the raw path (not percent-decoded) without its leading '/'."""
-    raw = request.scope.get("raw_path")
-    path = raw.decode("latin-1") if isinstance(raw, bytes) else request.url.path
-    root = request.scope.get("root_path", "")
+def raw_ark(scope: Mapping[str, Any]) -> str:
+    """The ARK as sent: the raw path (not percent-decoded) without its leading '/'.
+
+    >>> raw_ark({"raw_path": b"/ark:99999/a%2Fb", "path": "/ark:99999/a/b"})
+    'ark:99999/a%2Fb'
+    """
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1") if isinstance(raw, bytes) else str(scope["path"])
+    root = scope.get("root_path", "")
     if root and path.startswith(root):
         path = path[len(root):]
     return path[1:] if path.startswith("/") else path
@@ -112,45 +118,99 @@ def well_known_ark() -> Response:
     return text_response(SERVICE_PATH + "\n")
 
 
-@router.api_route("/{ark:arkpath}", methods=["GET", "HEAD"])
-def resolve_ark(request: Request, ark: str) -> Response:
-    """Resolve an ARK: redirect, passthrough, tombstone, 404, N2T forwarding or ``?info``."""
-    text = _raw_ark(request)
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the resolver answers for an ARK, before it is rendered for a client (:func:`render`).
+
+    ``status`` is 302 (``location`` set), 200 (``?info`` of ``binding``), 410 (``binding`` tombstoned)
+    or an error status with ``message`` and the page ``title``.
+
+    >>> Decision(302, location="https://e.org/").location
+    'https://e.org/'
+    """
+
+    status: int
+    location: str | None = None
+    binding: Binding | None = None
+    message: str = ""
+    title: str | None = None
+
+
+def decide(store: Callable[[], Store], text: str, *, fallback: str, info: bool = False) -> Decision:
+    """The one resolution rule for the ARK ``text`` (as sent, without the leading '/'): the table in
+    the module docstring.  ``store`` is called only once ``text`` parses as an ARK (a malformed ARK is
+    a 400 even while the store is unreachable); ``fallback`` is the resolver unknown NAANs go to (§3.3).
+
+    >>> from pidkit.store import open_store
+    >>> s = open_store("sqlite:///:memory:")
+    >>> _ = s.add_naan("99999", "test", shoulders=["fk4"])
+    >>> _ = s.bind("ark:99999/fk4x", "https://e.org/x")
+    >>> decide(lambda: s, "ark:/99999/fk4-x", fallback="https://n2t.net/").location
+    'https://e.org/x'
+    >>> decide(lambda: s, "ark:12345/y", fallback="https://n2t.net/").location
+    'https://n2t.net/ark:12345/y'
+    >>> decide(lambda: s, "ark:99999/fk4nope", fallback="https://n2t.net/").status
+    404
+    >>> decide(lambda: s, "ark:", fallback="https://n2t.net/").status
+    400
+    >>> s.close()
+    """
     try:
         parsed = Ark.parse(text)
     except ArkError as exc:
-        return error_response(request, 400, str(exc), title="Not a valid ARK")
-    info = wants_info(request)
-    store = store_of(request)
-    found = store.resolve(text)
+        return Decision(400, message=str(exc), title="Not a valid ARK")
+    opened = store()
+    found = opened.resolve(text)
     if found is None:
-        naan = parsed.normalize().naan
         try:
-            store.get_naan(naan)
+            opened.get_naan(parsed.normalize().naan)
         except NotFoundError:
             # §3.3: a resolver that knows nothing about a NAAN redirects the request to N2T.
-            target = settings_of(request).fallback_resolver + parsed.compact + ("?info" if info else "")
-            return RedirectResponse(target, status_code=302)
-        return error_response(request, 404, f"{parsed.normalized} is not bound on this resolver",
-                              title="Unknown ARK")
+            return Decision(302, location=fallback + parsed.compact + ("?info" if info else ""))
+        return Decision(404, message=f"{parsed.normalized} is not bound on this resolver",
+                        title="Unknown ARK")
     b = found.binding
     if b.status == "reserved":
-        return error_response(request, 404, f"{b.key} is reserved and not yet public", title="Unknown ARK")
+        return Decision(404, message=f"{b.key} is reserved and not yet public", title="Unknown ARK")
     if info:
-        return info_response(request, b)
+        return Decision(200, binding=b)
     if b.is_tombstoned:
-        return tombstone_response(request, b)
+        return Decision(410, binding=b)
     try:
         location = found.location
     except StoreError as exc:  # the passthrough suffix would leave the bound target: never redirect
-        return error_response(request, 404, str(exc), title="Unsafe redirect refused")
+        return Decision(404, message=str(exc), title="Unsafe redirect refused")
     if location is None:
-        return error_response(request, 404, f"{b.key} has no target", title="Unknown ARK")
+        return Decision(404, message=f"{b.key} has no target", title="Unknown ARK")
     try:
         validate_target(location)  # redirects go only to http(s) targets, even for imported data
     except StoreError:
-        return error_response(request, 404, f"{b.key} has no usable target", title="Unknown ARK")
-    return RedirectResponse(location, status_code=302)
+        return Decision(404, message=f"{b.key} has no usable target", title="Unknown ARK")
+    return Decision(302, location=location)
+
+
+def render(request: Request, decision: Decision) -> Response:
+    """The response for a :class:`Decision`: a bare 302, the ``?info`` record, the 410 page, or an error
+    in the negotiated type (:func:`~pidkit.web.app.error_response`)."""
+    if decision.status == 302 and decision.location is not None:
+        return RedirectResponse(decision.location, status_code=302)
+    if decision.binding is not None:
+        if decision.status == 410:
+            return tombstone_response(request, decision.binding)
+        return info_response(request, decision.binding)
+    return error_response(request, decision.status, decision.message, title=decision.title)
+
+
+@router.api_route("/{ark:arkpath}", methods=["GET", "HEAD"])
+def resolve_ark(request: Request, ark: str) -> Response:
+    """Resolve an ARK: redirect, passthrough, tombstone, 404, N2T forwarding or ``?info``.
+
+    Plain ``GET``/``HEAD`` without a query is answered before FastAPI by :mod:`pidkit.web.fastpath`
+    with the same :func:`decide` and :func:`render`; this route serves the rest (``?info``, queries).
+    """
+    decision = decide(lambda: store_of(request), raw_ark(request.scope),
+                      fallback=settings_of(request).fallback_resolver, info=wants_info(request))
+    return render(request, decision)
 
 
 @router.api_route("/id/{value:pid}", methods=["GET", "HEAD"])
