@@ -863,13 +863,50 @@ def write_section(text: str) -> None:
     os.replace(tmp, NOTES)
 
 
+LOCK_WAIT: Final = 900.0  # seconds to wait for another run of this benchmark to finish
+
+
+@contextlib.contextmanager
+def exclusive_run() -> Iterator[None]:
+    """One run at a time on a machine: two runs would drop each other's databases, overwrite each other's
+    data files and load the same cores.  Waits (bounded) for a run already going, then takes its turn."""
+    import fcntl
+
+    DATA.mkdir(parents=True, exist_ok=True)
+    with (DATA / "run.lock").open("a+") as lock:
+        deadline = time.monotonic() + LOCK_WAIT
+        told = False
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise SkipError(
+                        f"another resolver benchmark still runs after {LOCK_WAIT:.0f} s"
+                    ) from None
+                if not told:
+                    _log("another run of this benchmark is going on this machine; waiting for it to finish")
+                    told = True
+                time.sleep(2)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def run(quick: bool) -> list[Result]:
     """Measure every configuration, write the notes section, return one Result per comparison."""
     if os.environ.get("PIDKIT_BENCH_SKIP_RESOLVER"):
         print("  [resolver] skipped (PIDKIT_BENCH_SKIP_RESOLVER is set)")
         return []
-    rows, versions, notes, settings = collect(quick)
-    write_section(render_section(rows, versions, notes, quick, settings))
+    try:
+        with exclusive_run():
+            rows, versions, notes, settings = collect(quick)
+            write_section(render_section(rows, versions, notes, quick, settings))
+    except SkipError as exc:
+        _log(f"not measured: {exc}")
+        return []
     _log(f"wrote the section {SECTION!r} of {NOTES.relative_to(ROOT)}")
     return results(rows)
 
