@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
+from ..atomic import AtomicWriter
 from ..store import Erc, ImportRejectedError, Store, open_store
 from ._common import EXIT_INVALID, EXIT_OK, CliError, Subparsers, add_db_option, error_line
 
@@ -292,15 +290,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
         else:
-            target = Path(args.output)
-            fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fp:
-                    count = store.export_jsonl(fp)
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            with AtomicWriter(args.output, text=True) as fp:
+                count = store.export_jsonl(fp)
     print(f"exported {count} bindings", file=sys.stderr)
     return EXIT_OK
 
