@@ -476,6 +476,45 @@ def test_import_refuses_to_rebind_a_tombstone(store: Store) -> None:
     assert store.get_binding("ark:99999/fk4d2") is None  # rolled back
 
 
+def test_import_applies_lines_in_order(store: Store) -> None:
+    def line(text: str, status: str = "public", **extra: str) -> str:
+        return json.dumps({"text": text, "target": "https://e.org/" + text[-2:], "status": status, **extra})
+
+    tomb = {"tombstone_reason": "gone", "tombstoned_at": "2024-01-01T00:00:00Z"}
+    lines = [
+        line("ark:99999/fk4o1"),
+        json.dumps({"text": "ark:99999/fk4-o1", "target": "https://e.org/again"}),  # same key: last wins
+        line("ark:99999/fk4o2", "tombstoned", **tomb),
+    ]
+    report = store.import_jsonl(lines)
+    assert (report.lines, report.created, report.updated) == (3, 2, 1)
+    first = store.get_binding("ark:99999/fk4o1")
+    assert first is not None and first.target == "https://e.org/again"
+    # a tombstone imported by an earlier line is not rebound by a later one of the same file
+    with pytest.raises(ImportRejectedError) as info:
+        store.import_jsonl([line("ark:99999/fk4o3", "tombstoned", **tomb), line("ark:99999/fk4o3")])
+    assert [n for n, _ in info.value.problems] == [2]
+    assert store.get_binding("ark:99999/fk4o3") is None  # rolled back
+
+
+def test_import_many_lines(store: Store) -> None:
+    """20,000 lines (more than one lookup/write chunk, and past psycopg's prepare threshold) import
+    in one transaction; a re-import updates them all.  Speed is measured in benchmarks/bench_mint.py."""
+    n = 20_000
+    lines = [json.dumps({"text": f"ark:99999/fk4m{i}", "target": f"https://e.org/{i}"}) for i in range(n)]
+    report = store.import_jsonl(lines)
+    assert (report.lines, report.created, report.updated) == (n, n, 0)
+    assert _raw(store, "SELECT COUNT(*) FROM bindings") == [(n,)]
+    b = store.get_binding("ark:99999/fk4m12345")
+    assert b is not None and b.target == "https://e.org/12345"
+    store.tombstone("ark:99999/fk4m777", "gone")
+    with pytest.raises(ImportRejectedError) as info:
+        store.import_jsonl(lines)
+    assert [n for n, _ in info.value.problems] == [778]
+    report = store.import_jsonl(lines[:777] + lines[778:])
+    assert (report.created, report.updated) == (0, n - 1)
+
+
 # -- API keys ----------------------------------------------------------------------------------------
 
 

@@ -85,6 +85,8 @@ ERC_UNAVAILABLE: Final = "(:unav)"  # ERC "value unavailable" (used by store.anv
 
 _TARGET_SCHEMES: Final = frozenset({"http", "https"})
 _MAX_TARGET: Final = 4096
+#: Characters no binding stores: NUL and lone surrogates (neither survives a UTF-8 round trip).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _BAD_TARGET_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f\s]")
 
 
@@ -131,9 +133,11 @@ def check_text(value: str, field: str) -> str:
     ...
     pidkit.errors.StoreError: erc.who: character U+DC00 not allowed in 'a\\udc00' at position 2
     """
-    for i, c in enumerate(value, 1):
-        if c == "\x00" or "\ud800" <= c <= "\udfff":
-            raise StoreError(f"{field}: character U+{ord(c):04X} not allowed", text=value, position=i)
+    bad = _UNSTORABLE.search(value)
+    if bad is not None:
+        raise StoreError(
+            f"{field}: character U+{ord(bad[0]):04X} not allowed", text=value, position=bad.start() + 1
+        )
     return value
 
 

@@ -102,6 +102,16 @@ class PostgresStore(SqlStore):
         )
         return {row[0] for row in cur.fetchall()}
 
+    def _statuses(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
+        """One statement text for any chunk (``= ANY(array)``); the rows stay locked (``FOR UPDATE``)
+        so the import's checks hold until it commits."""
+        self._exec(
+            cur,
+            "SELECT key, status, naan FROM bindings WHERE kind = ? AND key = ANY(?) FOR UPDATE",
+            (kind, list(keys)),
+        )
+        return cur.fetchall()
+
     def _insert_minted(self, cur: Cursor, rows: Sequence[tuple[str, str, str, int, str]]) -> None:
         if isinstance(cur, psycopg.Cursor):
             with cur.copy("COPY minted (naan, id, minter, position, minted_at) FROM STDIN") as copy:

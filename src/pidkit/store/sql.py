@@ -29,6 +29,7 @@ from typing import IO, Any, Final, Protocol
 from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError, StoreError
 from . import _ids, migrations
 from .base import (
+    _UNSTORABLE,
     DEFAULT_BATCH,
     KINDS,
     ApiKey,
@@ -67,6 +68,9 @@ _KEY_ID_BYTES: Final = 8
 _SECRET_BYTES: Final = 32
 _SECRET = re.compile(r"pk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 
+#: Keys per lookup statement and rows per ``executemany`` when importing.
+_IMPORT_CHUNK: Final = 1000
+
 #: Retries of a mint batch that lost a race on the ``minted`` key to another minter (PostgreSQL).
 _MINT_RETRIES: Final = 5
 
@@ -82,6 +86,8 @@ class Cursor(Protocol):
     def fetchone(self) -> Any: ...  # pragma: no cover - protocol
 
     def fetchall(self) -> list[Any]: ...  # pragma: no cover - protocol
+
+    def executemany(self, query: Any, params_seq: Any, /) -> Any: ...  # pragma: no cover - protocol
 
 
 def now() -> str:
@@ -119,10 +125,12 @@ def _time_text(value: object, field: str) -> str | None:
 def _checked_row(values: Sequence[Any]) -> tuple[Any, ...]:
     """The binding row ``values`` (in ``_BINDING_COLS`` order) after :func:`check_text` on every
     string — the one check every write path (bind, bind_id, import, tombstone) goes through."""
-    for name, value in zip(_BINDING_NAMES, values, strict=True):
-        if isinstance(value, str):
-            check_text(value, name)
-    return tuple(values)
+    row = tuple(values)
+    if _UNSTORABLE.search("".join(v for v in row if isinstance(v, str))) is not None:
+        for name, value in zip(_BINDING_NAMES, row, strict=True):  # name the column and position
+            if isinstance(value, str):
+                check_text(value, name)
+    return row
 
 
 def _lookup(value: str) -> str:
@@ -673,10 +681,15 @@ class SqlStore(Store):
         with self._transaction(write=True) as cur:
             for naan in sorted({row.naan for _, row in rows if row.kind == "ark" and row.naan}):
                 self._lock_naan(cur, naan)  # in one order: concurrent imports do not deadlock
+            # What the store holds now, looked up per chunk (one statement per _IMPORT_CHUNK keys, not
+            # one per line); then updated as the lines are applied in order, so a later line sees an
+            # earlier one (a key imported twice is created once, then updated).
+            state = self._import_state(cur, {(row.kind, row.key) for _, row in rows})
+            writes: dict[tuple[str, str], tuple[int, tuple[Any, ...]]] = {}
             for number, row in rows:
                 values = row.values
-                self._exec(cur, "SELECT status, naan FROM bindings WHERE kind = ? AND key = ?", values[:2])
-                existing = cur.fetchone()
+                pair = (row.kind, row.key)
+                existing = state.get(pair)
                 if owner is not None and row.kind != "ark":
                     if existing is not None and existing[1] != owner:
                         raise NotOwnerError(
@@ -688,14 +701,60 @@ class SqlStore(Store):
                     if row.status != "tombstoned":
                         problems.append((number, f"{row.key} is tombstoned in the store; not rebound"))
                     continue
-                self._upsert(cur, values, restore=True)
+                writes[pair] = (number, values)  # an import restores every column: the last line wins
+                state[pair] = (row.status, values[14])
                 if existing is None:
                     created += 1
                 else:
                     updated += 1
             if problems:
                 raise ImportRejectedError(problems)
+            self._import_write(cur, list(writes.values()))
         return ImportReport(lines, created, updated)
+
+    def _import_state(
+        self, cur: Cursor, pairs: set[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[str, Any]]:
+        """``(status, naan)`` of the stored bindings among ``pairs``, a chunk of keys per statement."""
+        state: dict[tuple[str, str], tuple[str, Any]] = {}
+        by_kind: dict[str, list[str]] = {}
+        for kind, key in sorted(pairs):
+            by_kind.setdefault(kind, []).append(key)
+        for kind, keys in by_kind.items():
+            for i in range(0, len(keys), _IMPORT_CHUNK):
+                for key, status, naan in self._statuses(cur, kind, keys[i : i + _IMPORT_CHUNK]):
+                    state[(kind, key)] = (status, naan)
+        return state
+
+    def _statuses(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
+        """``(key, status, naan)`` rows of the bindings of ``kind`` among ``keys`` (a backend may lock
+        them until the transaction ends)."""
+        marks = ", ".join("?" * len(keys))
+        self._exec(
+            cur, f"SELECT key, status, naan FROM bindings WHERE kind = ? AND key IN ({marks})", [kind, *keys]
+        )
+        return cur.fetchall()
+
+    def _import_write(self, cur: Cursor, writes: Sequence[tuple[int, tuple[Any, ...]]]) -> None:
+        """Upsert the rows ``writes`` (``(line, values)``), a chunk per ``executemany``.  The upsert keeps
+        its tombstone guard; a row it refused (tombstoned by another writer since the lookup) rejects
+        the import naming its line."""
+        sets = ", ".join(f"{col} = excluded.{col}" for col in _BINDING_NAMES if col not in ("kind", "key"))
+        sql = self._q(
+            f"INSERT INTO bindings ({_BINDING_COLS}) VALUES ({_BINDING_PARAMS}) "
+            f"ON CONFLICT (kind, key) DO UPDATE SET {sets} WHERE bindings.status <> 'tombstoned'"
+        )
+        for i in range(0, len(writes), _IMPORT_CHUNK):
+            chunk = writes[i : i + _IMPORT_CHUNK]
+            cur.executemany(sql, [values for _, values in chunk])
+            if cur.rowcount == len(chunk):
+                continue
+            problems: list[tuple[int, str]] = []
+            for number, values in chunk:
+                found = self._statuses(cur, values[0], [values[1]])
+                if found and found[0][1] == "tombstoned" and values[13] != "tombstoned":
+                    problems.append((number, f"{values[1]} was tombstoned meanwhile; not rebound"))
+            raise ImportRejectedError(problems or [(chunk[0][0], "bindings changed during the import")])
 
     # -- API keys -----------------------------------------------------------------------------------
     def create_api_key(
@@ -763,11 +822,17 @@ def _opt_text(obj: dict[str, Any], name: str) -> str | None:
     return None if obj.get(name) is None else _text(obj, name)
 
 
+_NO_ERC: Final = Erc()
+_ERC_FIELDS: Final = ("who", "what", "when", "where")
+
+
 def _erc(obj: dict[str, Any], name: str) -> Erc:
-    value = obj.get(name) or {}
-    if not isinstance(value, dict) or not all(isinstance(value.get(k, ""), str) for k in Erc.__slots__):
+    value = obj.get(name)
+    if not value:
+        return _NO_ERC
+    if not isinstance(value, dict) or not all(isinstance(value.get(k, ""), str) for k in _ERC_FIELDS):
         raise StoreError(f"field {name!r} must be an object of who/what/when/where strings")
-    return Erc(**{k: value.get(k, "") for k in ("who", "what", "when", "where")})
+    return Erc(*(value.get(k, "") for k in _ERC_FIELDS))
 
 
 @dataclass(frozen=True, slots=True)
