@@ -123,9 +123,11 @@ def sqlite_path(url: str) -> str:
     ('pidkit.db', '/var/lib/p.db')
     """
     if not url.startswith(_SQLITE_PREFIX) or len(url) == len(_SQLITE_PREFIX):
-        raise StoreError("a SQLite URL is sqlite:///relative.db, sqlite:////abs/path.db or sqlite:///:memory:",
-                         text=redact_url(url))
-    return url[len(_SQLITE_PREFIX):]
+        raise StoreError(
+            "a SQLite URL is sqlite:///relative.db, sqlite:////abs/path.db or sqlite:///:memory:",
+            text=redact_url(url),
+        )
+    return url[len(_SQLITE_PREFIX) :]
 
 
 def open_store(url: str | None = None) -> Store:
