@@ -8,6 +8,7 @@ import os
 import random
 import secrets
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -513,6 +514,55 @@ def test_import_many_lines(store: Store) -> None:
     assert [n for n, _ in info.value.problems] == [778]
     report = store.import_jsonl(lines[:777] + lines[778:])
     assert (report.created, report.updated) == (0, n - 1)
+
+
+def test_sqlite_reads_do_not_wait_for_a_write_transaction(tmp_path: Path) -> None:
+    """Reads use their thread's own connection: a write transaction held open does not block them."""
+    import threading
+
+    from pidkit.store.sqlite import SqliteStore
+
+    store = SqliteStore(str(tmp_path / "r.db"))
+    store.add_naan(NAAN)
+    store.bind("ark:99999/fk4r1", "https://e.org/r1")
+    seen: list[str | None] = []
+    with store._transaction(write=True) as cur:  # this thread holds the write lock and SQLite's
+        store._exec(cur, "UPDATE bindings SET target = 'https://e.org/new'")
+
+        def read() -> None:
+            b = store.get_binding("ark:99999/fk4r1")
+            seen.append(None if b is None else b.target)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join(timeout=10)
+        assert not reader.is_alive()
+    assert seen == ["https://e.org/r1"]  # the committed state, not the open transaction's
+    assert store.get_binding("ark:99999/fk4r1") == store.get_binding("ark:99999/fk4r1")
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        store.get_binding("ark:99999/fk4r1")
+
+
+def test_sqlite_memory_store_is_shared_by_threads() -> None:
+    """A private ``:memory:`` database keeps one connection: every thread sees the same data."""
+    import threading
+
+    with open_store("sqlite:///:memory:") as store:
+        store.add_naan(NAAN)
+        store.bind("ark:99999/fk4m1", "https://e.org/m1")
+        targets: list[str | None] = []
+
+        def read() -> None:
+            b = store.get_binding("ark:99999/fk4m1")
+            targets.append(None if b is None else b.target)
+
+        threads = [threading.Thread(target=read) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert targets == ["https://e.org/m1"] * 4
 
 
 # -- API keys ----------------------------------------------------------------------------------------

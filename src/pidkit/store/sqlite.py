@@ -1,10 +1,14 @@
 """The embedded store: one SQLite file in WAL mode.
 
 Writes run in ``BEGIN IMMEDIATE`` transactions (the write lock is taken up front, so concurrent writers
-from other processes wait ``busy_timeout`` instead of failing half-way); reads in deferred
-transactions.  One connection per store object, guarded by a lock, so a store can be shared by the
-threads of a web server.  ``synchronous=NORMAL`` with WAL: a committed transaction survives a killed
-process (the guarantee minting relies on); only a power loss may lose the last commits.
+from other processes wait ``busy_timeout`` instead of failing half-way) on one write connection,
+guarded by a lock, so a store can be shared by the threads of a web server.  Reads run in deferred
+transactions on a connection of their own thread (WAL lets readers run beside each other and beside
+the writer); :meth:`SqliteStore.close` closes them all.  A private database (``":memory:"``) cannot be
+shared by connections: it keeps one connection for everything.
+
+``synchronous=NORMAL`` with WAL: a committed transaction survives a killed process (the guarantee
+minting relies on); only a power loss may lose the last commits.
 
 >>> store = SqliteStore(":memory:")
 >>> store.schema_version() >= 1
@@ -26,6 +30,8 @@ from .sql import Cursor, SqlStore
 BUSY_TIMEOUT_MS: Final = 30_000
 #: Ids per ``IN (…)`` list when checking minted candidates (well under SQLite's variable limit).
 _CHUNK: Final = 300
+#: Paths naming a database private to its connection (it cannot have per-thread readers).
+_PRIVATE_PATHS: Final = frozenset({":memory:", ""})
 
 
 class SqliteStore(SqlStore):
@@ -37,42 +43,77 @@ class SqliteStore(SqlStore):
         super().__init__()
         self.path = path
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
+        self._private = path in _PRIVATE_PATHS
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()  # not the write lock: opening a reader never waits on a writer
+        self._closed = False
+        self._conn = self._connect()
         try:
-            self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
-            if path != ":memory:":
+            if not self._private:
                 self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
             self._migrate()
         except BaseException:
             self._conn.close()
             raise
 
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
 
     def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
+        """Close the write connection and every thread's read connection."""
+        with self._lock, self._readers_lock:
+            self._closed = True
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
             self._conn.close()
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's read connection (opened on first use)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            with self._readers_lock:
+                if self._closed:
+                    raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+                conn = self._local.conn = self._connect()
+                self._readers.append(conn)
+        return conn
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Cursor]:
-        with self._lock:
-            cur = self._conn.cursor()
-            cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield cur
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-            else:
-                cur.execute("COMMIT")
-            finally:
-                cur.close()
+        if write or self._private:
+            with self._lock:
+                yield from self._run(self._conn, "BEGIN IMMEDIATE" if write else "BEGIN")
+        else:
+            yield from self._run(self._reader(), "BEGIN")
+
+    @staticmethod
+    def _run(conn: sqlite3.Connection, begin: str) -> Iterator[Cursor]:
+        cur = conn.cursor()
+        cur.execute(begin)
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        else:
+            cur.execute("COMMIT")
+        finally:
+            cur.close()
 
     def _lock_migrations(self, cur: Cursor) -> None:
         """``BEGIN IMMEDIATE`` already holds the database's write lock."""
