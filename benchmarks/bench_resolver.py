@@ -72,7 +72,6 @@ PG_HOST: Final = "127.0.0.1"
 PG_PORT: Final = 5432
 PG_USER: Final = "postgres"
 HOST: Final = "127.0.0.1"  # the only address ever targeted
-PG_IMPORT_PRIMER: Final = 1_000  # see load_pidkit
 
 PYTHON: Final = Path(sys.executable)
 PIDKIT: Final = PYTHON.parent / "pidkit"
@@ -521,23 +520,11 @@ def load_pidkit(db_url: str, jsonl: Path, count: int) -> None:
             Path(db_url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
     else:
         recreate_database(PIDKIT_PG_DB)
-    with jsonl.open(encoding="utf-8") as fp:
-        lines = fp.readlines()
-    # PostgreSQL work-around: on a never-analyzed (empty) table the generic plan of the import's
-    # per-line "SELECT status FROM bindings WHERE kind = $1 AND key = $2" uses the index bindings_by_naan
-    # (kind, naan, shoulder, key), which scans every ARK of the kind: the import becomes quadratic (more
-    # than 10 minutes for 100,000 lines).  Import a first slice, ANALYZE, then the rest on fresh
-    # connections, whose plans use the primary key.
-    first = PG_IMPORT_PRIMER if db_url.startswith("postgres") else len(lines)
-    created = 0
     try:
         with open_store(db_url) as store:
             store.add_naan(NAAN, "pidkit benchmark", shoulders=[SHOULDER])
-            created += store.import_jsonl(lines[:first]).created
-        if first < len(lines):
-            _analyze(db_url, "bindings")
-            with open_store(db_url) as store:
-                created += store.import_jsonl(lines[first:]).created
+            with jsonl.open(encoding="utf-8") as fp:
+                created = store.import_jsonl(fp).created
     except PidkitError as exc:
         raise SkipError(f"pidkit store {db_url}: {exc}") from exc
     if created != count:
@@ -833,9 +820,8 @@ def render_section(
         lines += [
             "",
             "Where the time goes and what would fix it: `benchmarks/resolver/PROFILE.md` (py-spy profile "
-            "of a worker: pidkit's own code is ~14 % of it; the FastAPI/Starlette stack, the thread-pool "
-            "hand-off of the sync route and the pure-Python h11 server take the rest; a raw-ASGI fast path "
-            "for `GET /ark:…` plus `uvicorn[standard]` measured ~5× the current server with keep-alive).",
+            "of the server before the raw-ASGI fast path and `uvicorn[standard]` landed, and what remains: "
+            "on PostgreSQL every lookup still goes through the thread pool and the psycopg pool).",
         ]
     if notes:
         lines += ["", *[f"- {n}" for n in notes]]
