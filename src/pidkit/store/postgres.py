@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from ..errors import StoreError
-from .sql import Cursor, SqlStore
+from .sql import _BINDING_COLS, _IMPORT_SETS, Cursor, SqlStore
 
 try:
     import psycopg
@@ -127,6 +127,23 @@ class PostgresStore(SqlStore):
             (kind, list(keys)),
         )
         return cur.fetchall()
+
+    def _import_write(self, cur: Cursor, writes: Sequence[tuple[int, tuple[Any, ...]]]) -> None:
+        """``COPY`` the rows into a temporary table, then one ``INSERT … SELECT … ON CONFLICT`` with the
+        tombstone guard (``writes`` has one row per key, as one statement needs)."""
+        if not writes or not isinstance(cur, psycopg.Cursor):
+            super()._import_write(cur, writes)
+            return
+        cur.execute("CREATE TEMP TABLE pidkit_import (LIKE bindings) ON COMMIT DROP")
+        with cur.copy(f"COPY pidkit_import ({_BINDING_COLS}) FROM STDIN") as copy:
+            for _, values in writes:
+                copy.write_row(values)
+        cur.execute(
+            f"INSERT INTO bindings ({_BINDING_COLS}) SELECT {_BINDING_COLS} FROM pidkit_import "
+            f"ON CONFLICT (kind, key) DO UPDATE SET {_IMPORT_SETS} WHERE bindings.status <> 'tombstoned'"
+        )
+        if cur.rowcount != len(writes):
+            self._import_refused(cur, writes)
 
     def _insert_minted(self, cur: Cursor, rows: Sequence[tuple[str, str, str, int, str]]) -> None:
         if isinstance(cur, psycopg.Cursor):

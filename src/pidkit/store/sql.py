@@ -71,6 +71,9 @@ _SECRET = re.compile(r"pk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 #: Keys per lookup statement and rows per ``executemany`` when importing.
 _IMPORT_CHUNK: Final = 1000
 
+#: The import upsert's update: every column but the key (an import restores the exported row).
+_IMPORT_SETS: Final = ", ".join(f"{c} = excluded.{c}" for c in _BINDING_NAMES if c not in ("kind", "key"))
+
 #: Retries of a mint batch that lost a race on the ``minted`` key to another minter (PostgreSQL).
 _MINT_RETRIES: Final = 5
 
@@ -736,25 +739,28 @@ class SqlStore(Store):
         return cur.fetchall()
 
     def _import_write(self, cur: Cursor, writes: Sequence[tuple[int, tuple[Any, ...]]]) -> None:
-        """Upsert the rows ``writes`` (``(line, values)``), a chunk per ``executemany``.  The upsert keeps
-        its tombstone guard; a row it refused (tombstoned by another writer since the lookup) rejects
-        the import naming its line."""
-        sets = ", ".join(f"{col} = excluded.{col}" for col in _BINDING_NAMES if col not in ("kind", "key"))
+        """Upsert the rows ``writes`` (``(line, values)``, one per key), a chunk per ``executemany``.
+        The upsert keeps its tombstone guard; a row it refused (tombstoned by another writer since
+        the lookup) rejects the import naming its line."""
         sql = self._q(
             f"INSERT INTO bindings ({_BINDING_COLS}) VALUES ({_BINDING_PARAMS}) "
-            f"ON CONFLICT (kind, key) DO UPDATE SET {sets} WHERE bindings.status <> 'tombstoned'"
+            f"ON CONFLICT (kind, key) DO UPDATE SET {_IMPORT_SETS} WHERE bindings.status <> 'tombstoned'"
         )
         for i in range(0, len(writes), _IMPORT_CHUNK):
             chunk = writes[i : i + _IMPORT_CHUNK]
             cur.executemany(sql, [values for _, values in chunk])
-            if cur.rowcount == len(chunk):
-                continue
-            problems: list[tuple[int, str]] = []
-            for number, values in chunk:
-                found = self._statuses(cur, values[0], [values[1]])
-                if found and found[0][1] == "tombstoned" and values[13] != "tombstoned":
-                    problems.append((number, f"{values[1]} was tombstoned meanwhile; not rebound"))
-            raise ImportRejectedError(problems or [(chunk[0][0], "bindings changed during the import")])
+            if cur.rowcount != len(chunk):
+                self._import_refused(cur, chunk)
+
+    def _import_refused(self, cur: Cursor, writes: Sequence[tuple[int, tuple[Any, ...]]]) -> None:
+        """Raise :class:`ImportRejectedError` naming the lines among ``writes`` whose key the upsert's
+        tombstone guard refused."""
+        problems: list[tuple[int, str]] = []
+        for number, values in writes:
+            found = self._statuses(cur, values[0], [values[1]])
+            if found and found[0][1] == "tombstoned" and values[13] != "tombstoned":
+                problems.append((number, f"{values[1]} was tombstoned meanwhile; not rebound"))
+        raise ImportRejectedError(problems or [(writes[0][0], "bindings changed during the import")])
 
     # -- API keys -----------------------------------------------------------------------------------
     def create_api_key(
