@@ -70,7 +70,9 @@ class PostgresStore(SqlStore):
             open=False,
             name="pidkit",
             timeout=wait,
-            kwargs={"prepare_threshold": self._prepare_threshold},
+            # autocommit: a write opens its own transaction (conn.transaction()); a single read is then
+            # one round trip, and a connection never goes back to the pool inside a transaction
+            kwargs={"prepare_threshold": self._prepare_threshold, "autocommit": True},
         )
         try:
             self._pool.open(wait=True, timeout=wait)
@@ -98,6 +100,12 @@ class PostgresStore(SqlStore):
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Cursor]:
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            yield cur
+
+    @contextmanager
+    def _single_read(self) -> Iterator[Cursor]:
+        """One read statement in autocommit mode: one round trip (no BEGIN / COMMIT)."""
+        with self._pool.connection() as conn, conn.cursor() as cur:
             yield cur
 
     def _lock_migrations(self, cur: Cursor) -> None:
