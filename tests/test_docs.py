@@ -239,7 +239,7 @@ def check_nginx_block(block: Block, tmp: Path, where: str) -> None:
     """Run the nginx server block in front of ``pidkit serve`` and check the ARK paths pass through."""
     nginx = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
     if nginx is None:
-        missing = f"{where}:{block.line}: nginx is not installed (make test installs nginx-light where it can)"
+        missing = f"{where}:{block.line}: nginx is not installed (make test installs nginx-light if it can)"
         if os.environ.get("CI"):
             pytest.fail(missing)  # under CI the recipe must really be run
         pytest.skip(missing)

