@@ -35,10 +35,11 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# System tools some tests drive: Debian's chromium (browser tests) and nginx (the nginx recipe in docs/).
+# System tools some tests drive: Debian's chromium (browser tests), nginx (the nginx recipe in docs/)
+# and fish (its completion script is loaded by a test).
 # Installed where missing when we can (root + apt-get); otherwise say what is missing: those tests then
 # fail under CI (CI=true) and are skipped elsewhere.
-SYSTEM_TOOLS := /usr/bin/chromium:chromium /usr/sbin/nginx:nginx-light
+SYSTEM_TOOLS := /usr/bin/chromium:chromium /usr/sbin/nginx:nginx-light /usr/bin/fish:fish
 system-tools:
 	@missing=""; for t in $(SYSTEM_TOOLS); do [ -x "$${t%%:*}" ] || missing="$$missing $${t##*:}"; done; \
 	if [ -z "$$missing" ]; then :; \

@@ -116,10 +116,11 @@ def test_stored_forms(table: tuple[sa.Engine, sa.Table]) -> None:
     assert raw[4].replace("-", "") == "018bcfe568004fbf8fbf0123456789ab"
 
 
+@pytest.mark.postgres
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)  # native uuid is PostgreSQL's
 def test_native_uuid_on_postgresql(table: tuple[sa.Engine, sa.Table]) -> None:
     eng, t = table
-    if eng.dialect.name != "postgresql":
-        pytest.skip("native uuid is PostgreSQL's")
+    assert eng.dialect.name == "postgresql"
     with eng.begin() as db:
         db.execute(t.insert(), [{"n": 1, **ROW}])
         kind = db.execute(sa.select(sa.func.pg_typeof(t.c.xid))).scalar_one()
