@@ -83,15 +83,6 @@ BYTES_INPUTS: dict[str, Callable[[int], bytes]] = {
 }
 
 
-#: Open findings in code another developer is still writing (reported to the lead, see the report of
-#: issue 6): ``Record.text(i)`` copies the rest of the record's lines (``lines[index + 1 :]``) on every
-#: call, so reading every line's value of one big record is quadratic.  Measured up to 0.5 MB only.
-KNOWN_QUADRATIC = {
-    ("gedcom.read_bytes", "GEDCOM CONC chain"),
-    ("gedcom.read_bytes", "GEDCOM CONT chain"),
-    ("gedcom.read_bytes", "GEDCOM CR only"),
-}
-KNOWN_REASON = "finding: gedcom.reader.Record.text() slices lines[index+1:] per call (quadratic); reported"
 
 
 def _time(fn: Callable[[], object]) -> float:
@@ -145,26 +136,8 @@ BYTES_CASES = [(p, i) for p in sorted(targets.BYTES_TARGETS) for i in BYTES_INPU
 def test_gedcom_reader_linear_and_bounded(parser: str, shape: str, figures: _report.Figures) -> None:
     fn = targets.BYTES_TARGETS[parser]
     times = []
-    known = (parser, shape) in KNOWN_QUADRATIC
-    for size in SIZES[:2] if known else SIZES:
+    # (Record.text() was quadratic here — it sliced lines[index + 1:] per call; fixed, so no exception)
+    for size in SIZES:
         data = BYTES_INPUTS[shape](size)
         times.append(_time(lambda data=data: fn(data)))  # type: ignore[misc]
-    if known:
-        growth = times[1] / max(times[0], 1e-6)
-        figures.add(
-            "scaling",
-            f"{parser} on {shape}",
-            {
-                "0.25 MB s": times[0],
-                "0.5 MB s": times[1],
-                "1 MB s": "(skipped)",
-                "growth 0.25→1": f"0.25→0.5: {growth:.1f}x",
-                "status": "OPEN FINDING: quadratic",
-            },
-        )
-        if growth < 3.0:  # fixed meanwhile: run the full check
-            times.append(_time(lambda: fn(BYTES_INPUTS[shape](SIZES[2]))))
-            _check(f"{parser} on {shape}", times, figures)
-            return
-        pytest.xfail(KNOWN_REASON)
     _check(f"{parser} on {shape}", times, figures)
