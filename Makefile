@@ -55,9 +55,11 @@ test: lint typecheck unit
 demo: install
 	$(BIN)/python -m pidkit serve --demo
 
+# The PostgreSQL legs use the local server (as CI and the development machines have it); override as needed.
+PIDKIT_BENCH_POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 bench: install
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
-	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+	PIDKIT_BENCH_POSTGRES_URL=$(PIDKIT_BENCH_POSTGRES_URL) $(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 # The stress suite also needs wrk (Debian) for its load items and atheris (PyPI) for coverage-guided fuzzing.
 stress: install
