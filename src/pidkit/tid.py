@@ -41,7 +41,7 @@ import secrets
 import threading
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from .codecs import B32S_ALPHABET, B32S_VALUE
 from .errors import TidError
@@ -66,6 +66,7 @@ STRICT_FIRST_CHARS: Final = B32S_ALPHABET[:8]
 #: tid.mdx reference regex, used with ``fullmatch`` (``$`` would let a trailing newline through).
 _TID_RE: Final = re.compile(f"[{FIRST_CHARS}][{B32S_ALPHABET}]{{12}}")
 _fullmatch: Final = _TID_RE.fullmatch
+_strict_fullmatch: Final = re.compile(f"[{STRICT_FIRST_CHARS}][{B32S_ALPHABET}]{{12}}").fullmatch
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_US: Final = timedelta(microseconds=1)
 
@@ -117,19 +118,18 @@ def _check(text: str, strict: bool) -> str:
     return str(text)  # a str subclass that passed every check
 
 
-def is_valid_tid(text: str, *, strict: bool = False) -> bool:
+def is_valid_tid(
+    text: str, strict: bool = False, _fm: Any = _fullmatch, _sfm: Any = _strict_fullmatch
+) -> bool:
     """True if ``text`` is a TID (the tid.mdx syntax, anchored; ``strict`` also needs the top bit 0).
 
     >>> is_valid_tid("3jzfcijpj2z2a"), is_valid_tid("3jzfcijpj2z2a\\n"), is_valid_tid("zzzzzzzzzzzzz")
     (True, False, False)
     """
-    # explicit anchored checks: length, first character, and every character in the alphabet
-    # (``strip`` leaves nothing only if all of them are); same result as the tid.mdx regex, a bit faster
-    return (
-        len(text) == TID_LENGTH
-        and text[0] in (STRICT_FIRST_CHARS if strict else FIRST_CHARS)
-        and not text.strip(B32S_ALPHABET)
-    )
+    # the tid.mdx reference regex with fullmatch (anchored at both ends: no trailing-newline hole);
+    # ``strict`` is not keyword-only and the matchers are bound as defaults: on CPython 3.11 either
+    # costs ~60 ns per call here, a fifth of the whole check
+    return (_sfm if strict else _fm)(text) is not None
 
 
 class Tid:
@@ -159,7 +159,7 @@ class Tid:
         object.__setattr__(self, "_str", str(text))
 
     @classmethod
-    def parse(cls, text: str, *, strict: bool = False) -> Tid:
+    def parse(cls, text: str, strict: bool = False) -> Tid:
         """Parse a TID: 13 characters, first one of ``234567abcdefghij``, then 12 base32-sortable characters.
 
         The length is checked first, then the whole string must match (no trailing newline slips
@@ -176,13 +176,8 @@ class Tid:
         ...
         pidkit.errors.TidError: invalid base32-sortable character '1' in '3jzfcijpj2z21' at position 13
         """
-        if (
-            text.__class__ is not str
-            or len(text) != TID_LENGTH
-            or text[0] not in (STRICT_FIRST_CHARS if strict else FIRST_CHARS)
-            or text.strip(B32S_ALPHABET)
-        ):
-            text = _check(text, strict)
+        if text.__class__ is not str or (_strict_fullmatch if strict else _fullmatch)(text) is None:
+            text = _check(text, strict)  # explains the problem, or returns a plain str of a str subclass
         self = _new(cls)
         _set_str(self, text)
         return self
