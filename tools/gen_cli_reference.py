@@ -17,10 +17,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from pidkit.atomic import AtomicWriter
 from pidkit.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,15 +187,9 @@ def render() -> str:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and :func:`os.replace`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` all or nothing (:class:`pidkit.atomic.AtomicWriter`)."""
+    with AtomicWriter(path, text=True) as fh:
+        fh.write(text)
 
 
 def main(argv: list[str] | None = None) -> int:
