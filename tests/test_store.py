@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ from pidkit.noid import Minter
 from pidkit.store import Erc, ImportRejectedError, Store, open_store
 from pidkit.store.migrations import load as load_migrations
 from pidkit.store.sql import SqlStore
+from pidkit.store.sqlite import SqliteStore
 
 NAAN = "99999"
 TEMPLATE = "fk4.reedeedk"
@@ -653,6 +655,28 @@ def test_concurrent_first_open_migrates_once(backend: Callable[[], str]) -> None
         assert p.returncode == 0, err
     with open_store(url) as s:
         assert len(_raw(s, "SELECT version FROM schema_version")) == LATEST
+
+
+def test_first_open_waits_for_a_rollback_mode_writer(tmp_path: Path) -> None:
+    """Converting to WAL while another connection holds the reserved lock fails at once in SQLite
+    (the busy handler is not called): the store retries instead of failing (the race CI hit when four
+    processes opened one fresh file)."""
+    path = str(tmp_path / "fresh.db")
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE t(x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO t VALUES (1)")
+    release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    release.start()
+    try:
+        start = time.monotonic()
+        with SqliteStore(path) as s:
+            assert time.monotonic() - start >= 0.2  # it waited for the writer, and then it opened
+            assert _raw(s, "PRAGMA journal_mode") == [("wal",)]
+            assert len(_raw(s, "SELECT version FROM schema_version")) == LATEST
+    finally:
+        release.join()
+        other.close()
 
 
 @pytest.mark.slow

@@ -18,8 +18,10 @@ True
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final
@@ -32,6 +34,29 @@ BUSY_TIMEOUT_MS: Final = 30_000
 _CHUNK: Final = 300
 #: Paths naming a database private to its connection (it cannot have per-thread readers).
 _PRIVATE_PATHS: Final = frozenset({":memory:", ""})
+
+
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Switch ``conn``'s database to WAL mode, waiting out other processes doing the same.
+
+    Converting a rollback-journal database to WAL takes a write lock, and SQLite answers "database is
+    locked" at once, without calling the busy handler, when another connection holds the reserved lock
+    (another process converting the same fresh file, or a writer in rollback mode).  So the conversion
+    is retried, with a short random pause, until :data:`BUSY_TIMEOUT_MS` has passed.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause * random.uniform(0.5, 1.5))
+        pause = min(pause * 2, 0.05)
 
 
 class SqliteStore(SqlStore):
@@ -51,7 +76,7 @@ class SqliteStore(SqlStore):
         self._conn = self._connect()
         try:
             if not self._private:
-                self._conn.execute("PRAGMA journal_mode = WAL")
+                _enter_wal(self._conn)
             self._migrate()
         except BaseException:
             self._conn.close()
