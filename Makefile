@@ -10,7 +10,7 @@ PY ?= $(shell for p in $(PYTHON_CANDIDATES); do \
           echo $$p; break; fi; done)
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: help install test lint typecheck unit demo bench stress clean system-tools
+.PHONY: help install test lint typecheck unit demo bench stress clean system-tools compiler
 
 help:
 	@echo "make demo   — create .venv, install, start the resolver and web UI on SQLite with a demo NAAN"
@@ -23,9 +23,23 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# setup.py builds the optional C helper pidkit._speedups (Library.Link ids) in place; without a C compiler or
+# the Python headers pidkit installs as pure Python (same ids, slower), and this says so.
+$(STAMP): pyproject.toml setup.py src/pidkit/_speedups.c | $(BIN)/python
+	@$(MAKE) --no-print-directory compiler
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	@$(BIN)/python -c 'import importlib.util as u, sys; u.find_spec("pidkit._speedups") or print("make: pidkit._speedups was not built (no C compiler or Python headers): Library.Link ids use the pure-Python fallback", file=sys.stderr)'
 	@touch $@
+
+# The C compiler the venv's Python builds extensions with (sysconfig CC, or $$CC): installed with apt-get
+# when missing and we are root; otherwise say that the pure-Python fallback will be used.
+compiler: | $(BIN)/python
+	@cc=$$($(BIN)/python -c 'import os, shlex, sysconfig; print(shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")[0])'); \
+	if command -v "$$cc" >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make: no C compiler ($$cc): installing gcc for pidkit's optional C helper"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc; \
+	else echo "make: no C compiler ($$cc; sudo apt-get install -y gcc): pidkit installs with the pure-Python fallback" >&2; fi
 
 install: $(STAMP)
 
@@ -35,11 +49,12 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# System tools some tests drive: Debian's chromium (browser tests), nginx (the nginx recipe in docs/)
-# and fish (its completion script is loaded by a test).
+# System tools some tests drive: Debian's chromium (browser tests), nginx (the nginx recipe in docs/),
+# fish (its completion script is loaded by a test) and gcc (the C helper pidkit._speedups, which a test
+# requires under CI; `make install` already installs it before building pidkit, see `compiler`).
 # Installed where missing when we can (root + apt-get); otherwise say what is missing: those tests then
 # fail under CI (CI=true) and are skipped elsewhere.
-SYSTEM_TOOLS := /usr/bin/chromium:chromium /usr/sbin/nginx:nginx-light /usr/bin/fish:fish
+SYSTEM_TOOLS := /usr/bin/chromium:chromium /usr/sbin/nginx:nginx-light /usr/bin/fish:fish /usr/bin/gcc:gcc
 system-tools:
 	@missing=""; for t in $(SYSTEM_TOOLS); do [ -x "$${t%%:*}" ] || missing="$$missing $${t##*:}"; done; \
 	if [ -z "$$missing" ]; then :; \
@@ -69,4 +84,4 @@ stress: install
 	$(BIN)/pytest -q -p no:cacheprovider stress $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist src/pidkit/*.so

@@ -1,25 +1,46 @@
 """Library.Link resource ids against the reference recipe (json.dumps + mmh3.hash64 + struct + base64).
 
 Goal (issue 2): at least 10x faster than the reference recipe per call, identical ids on every vector.
-Also measured: the bulk helper, and where the time of one call goes (hash + encoding alone), to show how
-much of the recipe's cost is left once the JSON step is cheap.
+That takes the optional C helper ``pidkit._speedups`` (built at install time when a C compiler is there):
+in pure Python, hashing the ready JSON bytes and encoding the 8 bytes alone already cost about a tenth of
+the recipe (``mmh3.hash_bytes`` + ``binascii.b2a_base64``: ratio 0.10 before any JSON is written).
+Measured: the C path on the seed's 4-pair example and on a non-ASCII one, the pure-Python fallback (what
+an install without a C compiler gets), and the bulk helper.  Every row first checks its function against
+the reference recipe and the published vectors and stops the run (SystemExit) on any difference.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import mmh3
 
 from benchmarks._harness import Result, once, per_call
-from pidkit.llid import resource_id, resource_ids
+from pidkit.llid import (
+    SPEEDUPS,
+    VERSA_TYPE,
+    _resource_id_python,
+    _resource_ids_python,
+    resource_id,
+    resource_ids,
+)
 
 VECTORS = Path(__file__).resolve().parent.parent / "tests" / "data" / "vectors" / "librarylink_published.json"
+
+#: Escapes of every kind: Latin-1, BMP (em dash, guillemets), astral (a surrogate pair), quotes, a tab.
+NON_ASCII = [
+    [VERSA_TYPE, "http://schema.org/Person"],
+    ["http://schema.org/name", "Zoë Ünal — «Ada» \U0001d504"],
+    ["http://schema.org/alternateName", 'Ada "the Enchantress"\tof Numbers'],
+    ["http://schema.org/birthPlace", "Zürich, Schweiz"],
+]
+
+PATH = "C helper (pidkit._speedups)" if SPEEDUPS else "pure Python: the C helper was NOT built"
 
 
 def reference(pairs: Any) -> str:
@@ -28,19 +49,29 @@ def reference(pairs: Any) -> str:
     return base64.urlsafe_b64encode(struct.pack(">q", mmh3.hash64(text)[0])).rstrip(b"=").decode()
 
 
+def _check(name: str, fn: Callable[[Any], str], cases: list[tuple[Any, str]]) -> None:
+    for pairs, expected in cases:
+        got = fn(pairs)
+        if not got == reference(pairs) == expected:
+            raise SystemExit(f"{name}: id {got!r} differs from the reference {expected!r} for {pairs!r:.200}")
+
+
 def run(quick: bool) -> list[Result]:
     number = 20_000 if quick else 200_000
     repeat = 3 if quick else 7
     vectors = json.loads(VECTORS.read_text(encoding="utf-8"))
-    all_pairs = [v["pairs"] for v in vectors]
-    for pairs, v in zip(all_pairs, vectors, strict=True):
-        if not resource_id(pairs) == reference(pairs) == v["expected"]:
-            raise SystemExit(f"ids differ on vector {v['expected']}")
+    cases = [(v["pairs"], v["expected"]) for v in vectors] + [(NON_ASCII, reference(NON_ASCII))]
+    all_pairs = [pairs for pairs, _ in cases]
+    _check("resource_id", resource_id, cases)
+    _check("pure-Python resource_id", _resource_id_python, cases)
+    expected = [rid for _, rid in cases]
+    if resource_ids(all_pairs) != expected or _resource_ids_python(all_pairs) != expected:
+        raise SystemExit("resource_ids differs from the reference")
     pairs = all_pairs[0]  # the seed's 4-pair Jon Postel example
     results: list[Result] = []
 
-    ours = per_call(lambda: resource_id(pairs), number=number, repeat=repeat)
     ref = per_call(lambda: reference(pairs), number=number, repeat=repeat)
+    ours = per_call(lambda: resource_id(pairs), number=number, repeat=repeat)
     results.append(
         Result(
             "one id (4 pairs)",
@@ -49,29 +80,34 @@ def run(quick: bool) -> list[Result]:
             "json.dumps+mmh3.hash64+struct+b64",
             ref,
             0.1,
-            note="identical ids on all published vectors",
+            note=f"{PATH}; identical ids on all published vectors",
         )
     )
 
-    # where the time goes: the unavoidable part (hash the ready JSON bytes, encode 8 bytes)
-    raw = json.dumps(pairs, separators=(",", ":")).encode()
-    to_url = bytes.maketrans(b"+/", b"-_")
-    floor = per_call(
-        lambda: (
-            binascii.b2a_base64(mmh3.hash_bytes(raw)[7::-1], newline=False)[:11].translate(to_url).decode()
-        ),
-        number=number,
-        repeat=repeat,
-    )
+    ref_non_ascii = per_call(lambda: reference(NON_ASCII), number=number, repeat=repeat)
+    ours_non_ascii = per_call(lambda: resource_id(NON_ASCII), number=number, repeat=repeat)
     results.append(
         Result(
-            "hash + encode only (no JSON)",
-            "mmh3.hash_bytes+b2a_base64",
-            floor,
+            "one id (4 pairs, non-ASCII)",
+            "resource_id(pairs)",
+            ours_non_ascii,
+            "json.dumps+mmh3.hash64+struct+b64",
+            ref_non_ascii,
+            0.1,
+            note=f"{PATH}; Latin-1, BMP and astral characters, quotes, a tab",
+        )
+    )
+
+    python = per_call(lambda: _resource_id_python(pairs), number=number, repeat=repeat)
+    results.append(
+        Result(
+            "one id (4 pairs), pure Python",
+            "_resource_id_python(pairs)",
+            python,
             "json.dumps+mmh3.hash64+struct+b64",
             ref,
-            0.1,
-            note="lower bound for any pure-Python caller: the JSON step removed entirely",
+            0.6,
+            note="pure-Python fallback (no C compiler at install, or PIDKIT_PURE_PYTHON=1)",
         )
     )
 
@@ -88,6 +124,7 @@ def run(quick: bool) -> list[Result]:
             bulk_ref,
             0.1,
             unit="id",
+            note=PATH,
         )
     )
     return results

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import mmh3
 import numpy as np
@@ -14,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pidkit import Tid, TidClock, XarkId
+from pidkit import Tid, TidClock, XarkId, bulk
 from pidkit.bulk import (
     guids_to_xarkids,
     new_tids,
@@ -27,7 +31,7 @@ from pidkit.bulk import (
     xarkids_to_guids,
 )
 from pidkit.errors import LlidError, XarkIdError
-from pidkit.llid import VERSA_TYPE
+from pidkit.llid import SPEEDUPS, VERSA_TYPE
 
 DATA = Path(__file__).parent / "data" / "vectors"
 XARKID = json.loads((DATA / "xarkid.json").read_text(encoding="utf-8"))
@@ -175,15 +179,35 @@ def test_conversion_errors_name_index_and_position() -> None:
 # --- Library.Link ----------------------------------------------------------------------------------------
 
 
+@contextmanager
+def bulk_path(path: str) -> Iterator[None]:
+    """Run resource_ids_from_columns on one path: ``c`` (the C helper) or ``python`` (without it)."""
+    if path == "c":
+        if not SPEEDUPS:
+            pytest.skip("the C helper is not in use (not built, or PIDKIT_PURE_PYTHON set)")
+        yield
+    else:
+        with mock.patch.object(bulk, "_speedups", None):
+            yield
+
+
+PATHS = ["c", "python"]
+any_char = st.characters(codec=None, exclude_categories=())  # all of Unicode, lone surrogates included
+special_char = st.sampled_from([*'"\\%\x00\x1f\x7f\x80\xff\u2028', *"\ud800\udfff\U0001f4a9"])
+column_text = st.text(st.one_of(any_char, special_char, st.characters(max_codepoint=0x7F)), max_size=20)
+
+
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("v", LLID, ids=lambda v: v["expected"])
-def test_columns_give_the_published_ids(v: dict[str, Any]) -> None:
+def test_columns_give_the_published_ids(v: dict[str, Any], path: str) -> None:
     pairs = v["pairs"]
     if not pairs or pairs[0][0] != VERSA_TYPE or len({k for k, _ in pairs}) != len(pairs):
         pytest.skip("not a type pair + distinct keys: not expressible as one table row")
     columns = {k: [value] for k, value in pairs[1:]}
     if not columns:
         pytest.skip("type pair only")
-    assert resource_ids_from_columns(columns, type=pairs[0][1]) == [v["expected"]]
+    with bulk_path(path):
+        assert resource_ids_from_columns(columns, type=pairs[0][1]) == [v["expected"]]
 
 
 def test_column_of_pair_lists() -> None:
@@ -194,30 +218,95 @@ def test_column_of_pair_lists() -> None:
     ]
 
 
+@pytest.mark.parametrize("path", PATHS)
 @given(
-    st.lists(st.tuples(st.text(max_size=12), st.text(max_size=12)), min_size=1, max_size=20),
-    st.one_of(st.none(), st.text(max_size=8)),
+    rows=st.lists(st.tuples(column_text, column_text), min_size=1, max_size=20),
+    rtype=st.one_of(st.none(), column_text),
+    keys=st.lists(column_text, min_size=2, max_size=2),
 )
-def test_columns_match_the_reference_recipe(rows: list[tuple[str, str]], rtype: str | None) -> None:
-    keys = ["http://schema.org/name", 'odd "key" % with \\ and é']
+def test_columns_match_the_reference_recipe(
+    path: str, rows: list[tuple[str, str]], rtype: str | None, keys: list[str]
+) -> None:
+    keys = ["http://schema.org/name", 'odd "key" % with \\ and é'] if keys[0] == keys[1] else keys
     columns = {keys[0]: [a for a, _ in rows], keys[1]: [b for _, b in rows]}
     expected = []
     for a, b in rows:
         pairs = [[VERSA_TYPE, rtype]] if rtype is not None else []
         expected.append(reference_llid([*pairs, [keys[0], a], [keys[1], b]]))
-    assert resource_ids_from_columns(columns, type=rtype) == expected
+    with bulk_path(path):
+        assert resource_ids_from_columns(columns, type=rtype) == expected
 
 
-def test_columns_missing_values() -> None:
-    columns: dict[str, list[str | None]] = {"name": ["Ada", "Bob"], "birthDate": ["1815-12-10", None]}
-    with pytest.raises(LlidError, match="row 1, key 'birthDate': value must be a str, got None"):
-        resource_ids_from_columns(columns)
-    assert resource_ids_from_columns(columns, missing="skip", type="T") == [
-        reference_llid([[VERSA_TYPE, "T"], ["name", "Ada"], ["birthDate", "1815-12-10"]]),
-        reference_llid([[VERSA_TYPE, "T"], ["name", "Bob"]]),
+@pytest.mark.parametrize("path", PATHS)
+def test_columns_long_and_short_rows(path: str) -> None:
+    """Rows on both sides of the C helper's stack buffer, in any order (its heap buffer grows, is reused)."""
+    sizes = [10, 5_000, 100, 100_000, 3_000, 5, 2_040, 0, 300_000, 1]
+    values = [('ab"\x7f—\U0001f600' * (s // 5 + 1))[:s] for s in sizes]
+    single = [v[::-1] for v in values]
+    columns = {"k": values, "single": single, "one more": ["x"] * len(sizes)}
+    expected = [
+        reference_llid([[VERSA_TYPE, "T"], ["k", a], ["single", b], ["one more", "x"]])
+        for a, b in zip(values, single, strict=True)
     ]
-    with pytest.raises(LlidError, match="row 0, key 'n': value must be a str, got 1"):
-        resource_ids_from_columns({"n": [1]}, missing="skip")
+    with bulk_path(path):
+        assert resource_ids_from_columns(columns, type="T") == expected
+        assert resource_ids_from_columns({"k": values}) == [reference_llid([["k", a]]) for a in values]
+
+
+class StrSub(str):
+    __slots__ = ()
+
+
+class ListSub(list[Any]):
+    pass
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_columns_of_other_types(path: str) -> None:
+    expected = [reference_llid([["a", "x"], ["b", "y"]]), reference_llid([["a", "é"], ["b", "z"]])]
+    with bulk_path(path):
+        assert resource_ids_from_columns({"a": ("x", "é"), "b": iter(["y", "z"])}) == expected
+        assert resource_ids_from_columns({"a": ListSub(["x", "é"]), "b": ["y", "z"]}) == expected
+        assert resource_ids_from_columns({"a": [StrSub("x"), "é"], "b": ["y", StrSub("z")]}) == expected
+        assert resource_ids_from_columns({"a": np.array(["x", "é"]), "b": ["y", "z"]}) == expected
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_columns_missing_values(path: str) -> None:
+    columns: dict[str, list[str | None]] = {"name": ["Ada", "Bob"], "birthDate": ["1815-12-10", None]}
+    with bulk_path(path):
+        with pytest.raises(LlidError, match="row 1, key 'birthDate': value must be a str, got None"):
+            resource_ids_from_columns(columns)
+        assert resource_ids_from_columns(columns, missing="skip", type="T") == [
+            reference_llid([[VERSA_TYPE, "T"], ["name", "Ada"], ["birthDate", "1815-12-10"]]),
+            reference_llid([[VERSA_TYPE, "T"], ["name", "Bob"]]),
+        ]
+        with pytest.raises(LlidError, match="row 0, key 'n': value must be a str, got 1"):
+            resource_ids_from_columns({"n": [1]}, missing="skip")
+
+
+def test_ids_from_template_refuses_bad_arguments() -> None:
+    """The C helper's column entry point checks its arguments (pidkit.bulk never passes these)."""
+    if not SPEEDUPS:
+        pytest.skip("pidkit._speedups is not built")
+    speedups: Any = importlib.import_module("pidkit._speedups")
+    frags = (b'[["a",', b"]]")
+    assert speedups.ids_from_template(frags, (["x"],)) == [reference_llid([["a", "x"]])]
+    assert speedups.ids_from_template((b"[]",), ()) == []  # no columns: no rows
+    bad: list[tuple[Any, ...]] = [
+        (frags,),
+        (frags, (["x"],), None),
+        ([b"[", b"]"], (["x"],)),
+        (frags, [["x"]]),
+        ((b"[",), (["x"],)),
+        (("[", "]"), (["x"],)),
+        ((b"[", b",", b"]"), (["x"], ["y", "z"])),
+        (frags, (("x",),)),
+        (frags, ([1],)),
+    ]
+    for args in bad:
+        with pytest.raises((TypeError, ValueError)):
+            speedups.ids_from_template(*args)
 
 
 def test_columns_numpy_and_errors() -> None:

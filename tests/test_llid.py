@@ -1,11 +1,23 @@
-"""Library.Link resource ids: the published vectors, the reference recipe for any input, Versa Markdown."""
+"""Library.Link resource ids: the published vectors, the reference recipe for any input, Versa Markdown.
+
+Both implementations are checked: the optional C helper ``pidkit._speedups`` (called directly) and the
+pure-Python fallback (``_resource_id_python``), against the vectors, the reference recipe and each other.
+The C helper not being built fails :func:`test_extension_is_compiled` under CI (``CI=true``) and skips it
+(and the C-only cases) elsewhere.
+"""
 
 from __future__ import annotations
 
 import base64
+import importlib
 import json
+import os
 import struct
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import mmh3
@@ -13,8 +25,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pidkit import llid
 from pidkit.errors import LlidError
-from pidkit.llid import VERSA_TYPE, parse_versa, resource_id, resource_ids, resource_ids_from_versa
+from pidkit.llid import (
+    VERSA_TYPE,
+    _resource_id_python,
+    _resource_ids_python,
+    parse_versa,
+    resource_id,
+    resource_ids,
+    resource_ids_from_versa,
+)
 
 DATA = Path(__file__).parent / "data" / "vectors"
 PUBLISHED: list[dict[str, Any]] = json.loads(
@@ -33,16 +54,80 @@ def vector_id(v: dict[str, Any]) -> str:
     return str(v["expected"])
 
 
+def _compiled() -> ModuleType | None:
+    try:
+        module = importlib.import_module("pidkit._speedups")
+    except ImportError:
+        return None
+    module._set_fallback(_resource_id_python)  # as pidkit.llid does (unless PIDKIT_PURE_PYTHON is set)
+    return module
+
+
+SPEEDUPS = _compiled()
+NOT_BUILT = "pidkit._speedups is not built (it needs a C compiler and the Python headers at install)"
+needs_c = pytest.mark.skipif(SPEEDUPS is None, reason=NOT_BUILT)
+
+
+def c_resource_id(pairs: Any) -> str:
+    assert SPEEDUPS is not None
+    return str(SPEEDUPS.resource_id(pairs))
+
+
+def c_resource_ids(many: Iterable[Any]) -> list[str]:
+    assert SPEEDUPS is not None
+    return list(SPEEDUPS.resource_ids(many))
+
+
+#: Every implementation of resource_id: the public one (whichever is active), C, pure Python.
+IMPLEMENTATIONS = [
+    pytest.param(resource_id, id="public"),
+    pytest.param(c_resource_id, id="c", marks=needs_c),
+    pytest.param(_resource_id_python, id="python"),
+]
+BULK_IMPLEMENTATIONS = [
+    pytest.param(resource_ids, id="public"),
+    pytest.param(c_resource_ids, id="c", marks=needs_c),
+    pytest.param(_resource_ids_python, id="python"),
+]
+Impl = Callable[[Sequence[Sequence[str]]], str]
+BulkImpl = Callable[[Iterable[Sequence[Sequence[str]]]], list[str]]
+
+
+def test_extension_is_compiled() -> None:
+    """``make install`` builds the C helper where there is a compiler; CI must have it."""
+    if SPEEDUPS is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{NOT_BUILT}: CI must run the compiled path (apt-get install gcc, reinstall)")
+        pytest.skip(NOT_BUILT)
+    if os.environ.get("PIDKIT_PURE_PYTHON", "") in ("", "0"):
+        assert llid.SPEEDUPS is True
+    assert SPEEDUPS.resource_id([["a", "b"]]) == "yFF3yU8UYM0"
+
+
+@pytest.mark.parametrize("value", ["1", "yes", "true"])
+def test_pure_python_switch(value: str) -> None:
+    """``PIDKIT_PURE_PYTHON`` (read once at import) makes pidkit use the pure-Python code, same ids."""
+    code = "import pidkit.llid as l; print(l.SPEEDUPS, l.resource_id([['a', 'b']]), l.resource_ids([[]]))"
+    env = {**os.environ, "PIDKIT_PURE_PYTHON": value}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "yFF3yU8UYM0", "['zyUv3NDFd5E']"]
+    env["PIDKIT_PURE_PYTHON"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(SPEEDUPS is not None), "yFF3yU8UYM0", "['zyUv3NDFd5E']"]
+
+
 def test_published_file_is_read() -> None:
     assert len(PUBLISHED) == 8
 
 
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 @pytest.mark.parametrize("vector", PUBLISHED, ids=vector_id)
-def test_published_vectors(vector: dict[str, Any]) -> None:
+def test_published_vectors(vector: dict[str, Any], impl: Impl) -> None:
     pairs = vector["pairs"]
     assert json.dumps(pairs, separators=(",", ":")) == vector["plaintext"]  # the vector is self-consistent
-    assert resource_id(pairs) == vector["expected"]
-    assert resource_id([tuple(p) for p in pairs]) == vector["expected"]
+    assert impl(pairs) == vector["expected"]
+    assert impl([tuple(p) for p in pairs]) == vector["expected"]
+    assert impl(tuple(tuple(p) for p in pairs)) == vector["expected"]
     assert reference(pairs) == vector["expected"]
 
 
@@ -53,10 +138,13 @@ def test_published_intermediates(vector: dict[str, Any]) -> None:
     assert low64.to_bytes(8, "big", signed=True).hex() == vector["be_bytes"]
 
 
-def test_bulk_matches_single() -> None:
+@pytest.mark.parametrize("impl", BULK_IMPLEMENTATIONS)
+def test_bulk_matches_single(impl: BulkImpl) -> None:
     many = [v["pairs"] for v in PUBLISHED]
-    assert resource_ids(many) == [v["expected"] for v in PUBLISHED]
-    assert resource_ids([]) == []
+    assert impl(many) == [v["expected"] for v in PUBLISHED]
+    assert impl(iter(many)) == [v["expected"] for v in PUBLISHED]
+    assert impl(tuple(many)) == [v["expected"] for v in PUBLISHED]
+    assert impl([]) == []
 
 
 @pytest.mark.parametrize(
@@ -90,8 +178,9 @@ def test_bulk_matches_single() -> None:
         "slash-not-escaped",
     ],
 )
-def test_escaping_matches_reference(pairs: list[list[str]]) -> None:
-    assert resource_id(pairs) == reference(pairs)
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_escaping_matches_reference(pairs: list[list[str]], impl: Impl) -> None:
+    assert impl(pairs) == reference(pairs)
     assert resource_ids([pairs]) == [reference(pairs)]
 
 
@@ -125,18 +214,70 @@ def test_escaping_matches_reference(pairs: list[list[str]]) -> None:
     ],
 )
 def test_invalid_pairs(pairs: Any, message: str) -> None:
-    with pytest.raises(LlidError, match=message):
-        resource_id(pairs)
-    with pytest.raises(LlidError):
-        resource_ids([[["ok", "ok"]], pairs])
+    with pytest.raises(LlidError, match=message) as python:
+        _resource_id_python(pairs)
+    for impl in (resource_id, *([c_resource_id] if SPEEDUPS else [])):
+        with pytest.raises(LlidError) as info:
+            impl(pairs)
+        assert str(info.value) == str(python.value)  # the same message from every path
+    for bulk in (resource_ids, _resource_ids_python, *([c_resource_ids] if SPEEDUPS else [])):
+        with pytest.raises(LlidError) as info:
+            bulk([[["ok", "ok"]], pairs])
+        assert str(info.value) == str(python.value)
 
 
-def test_str_subclass_values() -> None:
-    class S(str):
-        pass
+class Str(str):
+    __slots__ = ()
 
-    pairs = [[S("k"), S("v")]]
-    assert resource_id(pairs) == reference(pairs)
+    def __str__(self) -> str:
+        return "not this"  # json.dumps writes a str subclass's own characters, never str(x)
+
+
+class List(list[Any]):
+    pass
+
+
+class Tuple(tuple[Any, ...]):
+    __slots__ = ()
+
+
+class Backwards(list[Any]):
+    """A list whose iteration order is not its storage order: json.dumps iterates it."""
+
+    def __iter__(self) -> Any:
+        return reversed(list(super().__iter__()))
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [[Str("k"), Str("v")]],
+        [(Str("k\u00e9"), "v"), ["k", Str("\U0001f600")]],
+        List([["k", "v"], ("a", "b")]),
+        Tuple([["k", "v"]]),
+        [List(["k", "v"]), Tuple(("a", "b"))],
+        List([List([Str("k"), Str("v")])]),
+        Backwards([["a", "b"], ["c", "d"]]),
+        [Backwards(["v", "k"])],
+        (),
+        Tuple(()),
+    ],
+    ids=[
+        "str-subclass",
+        "str-subclass-escaped",
+        "list-subclass",
+        "tuple-subclass",
+        "pair-subclasses",
+        "all-subclasses",
+        "reversed-iteration",
+        "reversed-pair",
+        "empty-tuple",
+        "empty-tuple-subclass",
+    ],
+)
+def test_subclasses_as_json_dumps_writes_them(pairs: Any, impl: Impl) -> None:
+    assert impl(pairs) == reference(pairs)
 
 
 # --- properties: every input agrees with the reference recipe -----------------------------------------
@@ -147,14 +288,98 @@ some_text = st.one_of(st.text(any_char, max_size=30), st.text(ascii_heavy, max_s
 pairs_st = st.lists(st.tuples(some_text, some_text).map(list), max_size=6)
 
 
-@given(pairs_st)
-def test_matches_reference_for_any_unicode(pairs: list[list[str]]) -> None:
-    assert resource_id(pairs) == reference(pairs)
+#: The characters json.dumps escapes specially, and their neighbours.
+special_char = st.sampled_from(
+    [
+        *'"\\/\x00\x08\t\n\x0c\r\x1f \x7e\x7f\x80\xff\u0100',
+        *"\ud7ff\ud800\udbff\udc00\udfff\ue000\uffff\U00010000\U0010ffff",
+    ]
+)
+mixed_text = st.text(st.one_of(any_char, ascii_heavy, special_char), max_size=40)
+mixed_pairs = st.lists(st.tuples(mixed_text, mixed_text), max_size=6)
 
 
-@given(st.lists(pairs_st, max_size=5))
-def test_bulk_matches_reference(many: list[list[list[str]]]) -> None:
-    assert resource_ids(many) == [reference(p) for p in many]
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@given(pairs=pairs_st)
+def test_matches_reference_for_any_unicode(impl: Impl, pairs: list[list[str]]) -> None:
+    assert impl(pairs) == reference(pairs)
+
+
+@given(pairs=mixed_pairs)
+def test_implementations_agree(pairs: list[tuple[str, str]]) -> None:
+    expected = reference(pairs)
+    assert _resource_id_python(pairs) == expected
+    assert resource_id(pairs) == expected
+    if SPEEDUPS is not None:
+        assert c_resource_id(pairs) == expected
+        assert c_resource_id([list(p) for p in pairs]) == expected
+
+
+@pytest.mark.parametrize("impl", BULK_IMPLEMENTATIONS)
+@given(many=st.lists(pairs_st, max_size=5))
+def test_bulk_matches_reference(impl: BulkImpl, many: list[list[list[str]]]) -> None:
+    assert impl(many) == [reference(p) for p in many]
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@given(seed=st.text(st.one_of(any_char, special_char), min_size=1, max_size=8), size=st.integers(0, 3000))
+def test_around_the_stack_buffer(impl: Impl, seed: str, size: int) -> None:
+    """JSON texts on both sides of the C helper's 2 KiB stack buffer (and of its size estimate)."""
+    value = (seed * (size // len(seed) + 1))[:size]
+    pairs = [["k", value], [value[: size // 3], "v"]]
+    assert impl(pairs) == reference(pairs)
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize(
+    "value",
+    [
+        "x" * 100_000,
+        'ab"\\\x7f\x00' * 20_000,
+        "é" * 100_000,
+        "—\ud800" * 50_000,
+        "\U0001f4a9" * 30_000,
+        ("0123456789" * 10_000)[:99_999] + "\U0010ffff",
+    ],
+    ids=["ascii", "escapes", "latin1", "bmp-and-surrogate", "astral", "ascii-then-astral"],
+)
+def test_long_strings(value: str, impl: Impl) -> None:
+    pairs = [["http://schema.org/description", value], [value, ""]]
+    assert impl(pairs) == reference(pairs)
+    many = [["k", f"value {i}"] for i in range(5_000)]  # a long list of short pairs
+    assert impl(many) == reference(many)
+
+
+@needs_c
+def test_no_reference_leaks() -> None:
+    key, value = "leak-check key", "leak-check value é"
+    pairs = [[key, value], (key, value)]
+    subclass_pairs = List([[key, value]])  # goes through the fallback
+    watched = (key, value, pairs, subclass_pairs)
+    before = [sys.getrefcount(x) for x in watched]
+    for _ in range(1000):
+        c_resource_id(pairs)
+        c_resource_id(subclass_pairs)
+        c_resource_ids([pairs, subclass_pairs])
+        with pytest.raises(LlidError):
+            c_resource_id([[key, 1]])
+    assert [sys.getrefcount(x) for x in watched] == before
+
+
+@needs_c
+def test_compiled_module_edges() -> None:
+    assert SPEEDUPS is not None
+    with pytest.raises(TypeError):
+        SPEEDUPS.resource_ids(5)  # not iterable: the iteration error, as list(5)
+
+    def broken() -> Iterable[Any]:
+        yield [["a", "b"]]
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        SPEEDUPS.resource_ids(broken())
+    with pytest.raises(TypeError):
+        SPEEDUPS._set_fallback("not callable")
 
 
 @given(pairs_st)
