@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).parent / "data"
+# The web tests both import _webutil and load it as a plugin (its fixtures): mark it for assertion
+# rewriting before the first import, as pytest does for plugins.
+pytest.register_assert_rewrite("_webutil")
 
 
 @pytest.fixture(scope="session")

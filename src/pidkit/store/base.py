@@ -40,7 +40,7 @@ import abc
 import datetime as _dt
 import re
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Final, Literal, get_args
@@ -584,6 +584,20 @@ class Store(abc.ABC):
         """The exact binding of ``ark``, else its longest bound public ancestor that allows suffix
         passthrough with the rest of the (normalized) ARK as suffix, else ``None``.  A tombstoned or
         reserved exact match is returned as is (the resolver shows it, it does not redirect)."""
+
+    def resolve_many(self, arks: Sequence[str]) -> list[Resolution | None]:
+        """:meth:`resolve` of each ARK, in order — one query for all of them where the backend can (the
+        resolver batches the lookups of concurrent requests through this).  A malformed ARK raises as
+        :meth:`resolve` would, for the whole call.
+
+        >>> from pidkit.store import open_store
+        >>> s = open_store("sqlite:///:memory:")
+        >>> _ = s.bind("ark:99999/fk4x", "https://e.org/x")
+        >>> [r and r.location for r in s.resolve_many(["ark:/99999/fk4-x", "ark:99999/fk4y"])]
+        ['https://e.org/x', None]
+        >>> s.close()
+        """
+        return [self.resolve(ark) for ark in arks]
 
     @abc.abstractmethod
     def tombstone(self, ark: str, reason: str) -> Binding:

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from ..errors import StoreError
+from ._ids import ArkKey
 from .sql import _BINDING_COLS, _IMPORT_SETS, Cursor, SqlStore
 
 try:
@@ -43,6 +44,8 @@ NAAN_LOCK: Final = 0x6E61616E  # "naan"
 _DEFAULT_POOL_MAX: Final = 10
 #: Seconds to wait for a pooled connection (and for the first one when opening).
 DEFAULT_TIMEOUT: Final = 3.0
+#: Characters of ancestors' keys above which a lookup sends cut lengths instead (PostgresStore._ark_rows).
+DEEP_KEYS: Final = 16 * 1024
 
 
 class PostgresStore(SqlStore):
@@ -107,6 +110,42 @@ class PostgresStore(SqlStore):
         """One read statement in autocommit mode: one round trip (no BEGIN / COMMIT)."""
         with self._pool.connection() as conn, conn.cursor() as cur:
             yield cur
+
+    def _ark_rows(self, wanted: Sequence[ArkKey]) -> list[Any]:
+        """One statement for any number of ARKs: ``key = ANY(array)`` of every key, or for deep ARKs
+        (more than :data:`DEEP_KEYS` characters of ancestors' keys) the ARKs' keys and the lengths of
+        the ancestors' keys, which PostgreSQL cuts (``left``).  Every ancestor's key is a prefix of its
+        ARK's key (``Ark.ancestors``: the normalized ARK cut before a structural character), so an ARK
+        with n ancestors then sends O(n) bytes instead of the O(n²) of every ancestor's key (4 MB for
+        a 4,000-character ARK of 2,000 components; measured: 135 ms of database time, 34 ms cut).  The
+        plain array is kept for ordinary ARKs: the cut form costs ~0.4 ms more per statement."""
+        keys = list(dict.fromkeys(k.key for k in wanted))
+        if sum(len(a) for k in wanted for a in k.ancestors) <= DEEP_KEYS:
+            keys = list(dict.fromkeys(key for k in wanted for key in (k.key, *k.ancestors)))
+            with self._single_read() as cur:
+                self._exec(cur, f"SELECT {_BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key = ANY(?)",
+                           (keys,))  # fmt: skip
+                return cur.fetchall()
+        index = {key: i for i, key in enumerate(keys, 1)}
+        refs: list[int] = []
+        cuts: list[int] = []
+        for k in wanted:
+            i = index[k.key]
+            for ancestor in k.ancestors:
+                if k.key.startswith(ancestor):
+                    refs.append(i)
+                    cuts.append(len(ancestor))
+                else:  # never so (see above); sent whole if it were
+                    keys.append(ancestor)
+        with self._single_read() as cur:
+            self._exec(
+                cur,
+                f"SELECT {_BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key = ANY(ARRAY("
+                "SELECT k FROM unnest(?::text[]) AS k UNION ALL "
+                "SELECT left((?::text[])[c.i], c.n) FROM unnest(?::int[], ?::int[]) AS c(i, n)))",
+                (keys, keys, refs, cuts),
+            )
+            return cur.fetchall()
 
     def _lock_migrations(self, cur: Cursor) -> None:
         self._exec(cur, "SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))

@@ -21,7 +21,7 @@ import hmac
 import json
 import re
 import secrets
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import IO, Any, Final, Protocol
@@ -68,8 +68,8 @@ _KEY_ID_BYTES: Final = 8
 _SECRET_BYTES: Final = 32
 _SECRET = re.compile(r"pk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 
-#: Keys per lookup statement and rows per ``executemany`` when importing.
-_IMPORT_CHUNK: Final = 1000
+#: Keys per lookup statement (imports, ``resolve_many``) and rows per ``executemany`` when importing.
+_CHUNK: Final = 1000
 
 #: The import upsert's update: every column but the key (an import restores the exported row).
 _IMPORT_SETS: Final = ", ".join(f"{c} = excluded.{c}" for c in _BINDING_NAMES if c not in ("kind", "key"))
@@ -142,6 +142,19 @@ def _lookup(value: str) -> str:
     if at >= 0:
         raise StoreError("NUL character in id", text=value, position=at + 1)
     return value
+
+
+def _resolution(ark: str, k: _ids.ArkKey, found: Mapping[str, Binding]) -> Resolution | None:
+    """The store's resolution rule for ``ark`` (key ``k``) among the bindings ``found`` by key: the exact
+    binding, else the longest bound public ancestor that allows passthrough, with the rest as suffix."""
+    exact = found.get(k.key)
+    if exact is not None:
+        return Resolution(exact)
+    for ancestor in k.ancestors:
+        b = found.get(ancestor)
+        if b is not None and b.passthrough and b.status == "public" and k.key.startswith(ancestor):
+            return Resolution(b, _ids.passthrough_suffix(ark, k.naan, k.key[len(ancestor) :]))
+    return None
 
 
 def _binding(row: Sequence[Any]) -> Binding:
@@ -580,22 +593,29 @@ class SqlStore(Store):
 
     def resolve(self, ark: str) -> Resolution | None:
         """Exact binding, else the longest public passthrough ancestor with the suffix."""
-        k = _ids.ark_key(_lookup(ark))
-        keys = [k.key, *k.ancestors]
-        marks = ", ".join("?" * len(keys))
-        with self._single_read() as cur:
-            self._exec(
-                cur, f"SELECT {_BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key IN ({marks})", keys
-            )
-            found = {b.key: b for b in map(_binding, cur.fetchall())}
-        exact = found.get(k.key)
-        if exact is not None:
-            return Resolution(exact)
-        for ancestor in k.ancestors:
-            b = found.get(ancestor)
-            if b is not None and b.passthrough and b.status == "public" and k.key.startswith(ancestor):
-                return Resolution(b, _ids.passthrough_suffix(ark, k.naan, k.key[len(ancestor) :]))
-        return None
+        return self.resolve_many([ark])[0]
+
+    def resolve_many(self, arks: Sequence[str]) -> list[Resolution | None]:
+        """:meth:`resolve` of each ARK with one read of every key (each ARK and its ancestors)."""
+        wanted = [(ark, _ids.ark_key(_lookup(ark))) for ark in arks]
+        if not wanted:
+            return []
+        found = {b.key: b for b in map(_binding, self._ark_rows([k for _, k in wanted]))}
+        return [_resolution(ark, k, found) for ark, k in wanted]
+
+    def _ark_rows(self, wanted: Sequence[_ids.ArkKey]) -> list[Any]:
+        """The stored ARK rows among ``wanted`` and their ancestors: one statement for up to
+        :data:`_CHUNK` keys (``IN (?, …)``), else one per chunk inside one read transaction."""
+        keys = list(dict.fromkeys(key for k in wanted for key in (k.key, *k.ancestors)))
+        chunks = [keys[i : i + _CHUNK] for i in range(0, len(keys), _CHUNK)]
+        rows: list[Any] = []
+        with self._single_read() if len(chunks) == 1 else self._transaction(write=False) as cur:
+            for chunk in chunks:
+                marks = ", ".join("?" * len(chunk))
+                sql = f"SELECT {_BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key IN ({marks})"
+                self._exec(cur, sql, chunk)
+                rows += cur.fetchall()
+        return rows
 
     def tombstone(self, ark: str, reason: str) -> Binding:
         """Withdraw an ARK for good."""
@@ -690,7 +710,7 @@ class SqlStore(Store):
         with self._transaction(write=True) as cur:
             for naan in sorted({row.naan for _, row in rows if row.kind == "ark" and row.naan}):
                 self._lock_naan(cur, naan)  # in one order: concurrent imports do not deadlock
-            # What the store holds now, looked up per chunk (one statement per _IMPORT_CHUNK keys, not
+            # What the store holds now, looked up per chunk (one statement per _CHUNK keys, not
             # one per line); then updated as the lines are applied in order, so a later line sees an
             # earlier one (a key imported twice is created once, then updated).
             state = self._import_state(cur, {(row.kind, row.key) for _, row in rows})
@@ -730,8 +750,8 @@ class SqlStore(Store):
         for kind, key in sorted(pairs):
             by_kind.setdefault(kind, []).append(key)
         for kind, keys in by_kind.items():
-            for i in range(0, len(keys), _IMPORT_CHUNK):
-                for key, status, naan in self._statuses(cur, kind, keys[i : i + _IMPORT_CHUNK]):
+            for i in range(0, len(keys), _CHUNK):
+                for key, status, naan in self._statuses(cur, kind, keys[i : i + _CHUNK]):
                     state[(kind, key)] = (status, naan)
         return state
 
@@ -752,8 +772,8 @@ class SqlStore(Store):
             f"INSERT INTO bindings ({_BINDING_COLS}) VALUES ({_BINDING_PARAMS}) "
             f"ON CONFLICT (kind, key) DO UPDATE SET {_IMPORT_SETS} WHERE bindings.status <> 'tombstoned'"
         )
-        for i in range(0, len(writes), _IMPORT_CHUNK):
-            chunk = writes[i : i + _IMPORT_CHUNK]
+        for i in range(0, len(writes), _CHUNK):
+            chunk = writes[i : i + _CHUNK]
             cur.executemany(sql, [values for _, values in chunk])
             if cur.rowcount != len(chunk):
                 self._import_refused(cur, chunk)

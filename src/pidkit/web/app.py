@@ -337,6 +337,7 @@ def create_app(
     'pidkit'
     """
     from . import api, pages, resolver
+    from .batch import LookupBatcher, LookupTimeoutError, in_thread
     from .fastpath import FastPathApp
 
     settings = settings or Settings()
@@ -364,6 +365,10 @@ def create_app(
     app.add_middleware(BodyLimit, limit=settings.max_body)
     app.state.stores = holder
     app.state.settings = settings
+    app.state.lookups = LookupBatcher(
+        in_thread(holder.get, timeout=settings.lookup_timeout),
+        unavailable=(LookupTimeoutError, StoreUnavailableError, *UNAVAILABLE_ERRORS),
+    )
     app.router.add_event_handler("shutdown", holder.close)
 
     @app.exception_handler(ApiError)

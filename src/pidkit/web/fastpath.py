@@ -4,20 +4,28 @@ Resolving an ARK is most of what a resolver serves, and through FastAPI most of 
 middleware stack, routing, dependency solving and the thread-pool hand-off of the sync route (see
 ``benchmarks/resolver/PROFILE.md``).  :class:`FastPathApp` is the FastAPI app with one raw-ASGI
 shortcut in front: a ``GET`` or ``HEAD`` whose path the ARK route matches, without a query string, a
-request body or a ``root_path``, is answered here with the resolver's own :func:`~pidkit.web.resolver.decide`
-and :func:`~pidkit.web.resolver.render` — so the answer (302, 410 page, 404 page, N2T redirect, 400,
-503, HTML or JSON errors) is the one the FastAPI route gives.  Every other request goes to FastAPI
-unchanged; the route stays there for ``?info`` and the OpenAPI document.
+request body or a ``root_path``, is answered here by the resolver's own rule
+(:func:`~pidkit.web.resolver.decide`, or its steps :func:`~pidkit.web.resolver.parse_request`,
+:func:`~pidkit.web.resolver.bound` and
+:func:`~pidkit.web.resolver.unbound`) and rendered by :func:`~pidkit.web.resolver.render` — a 302 as two
+raw ASGI messages with the very headers ``render`` would send (:func:`redirect`) — so the answer (302,
+410 page, 404 page, N2T redirect, 400, 503, HTML or JSON errors) is the one the FastAPI route gives.
+Every other request goes to FastAPI unchanged; the route stays there for ``?info`` and the OpenAPI
+document.
 
 Where the lookup runs:
 
 * **SQLite**: on the event loop.  A lookup takes tens of µs, less than the hand-off to a worker
   thread and back, and the loop never waits for another lookup (it is the only caller on the loop).
-* **PostgreSQL**: in the thread pool (``anyio.to_thread``).  A lookup is a pool checkout plus a network
-  round trip; on the loop, one slow query or an exhausted pool (up to the pool timeout) would stall every
-  connection of the worker, and lookups of one worker could not overlap.
-* A store that is not open yet is opened in the thread pool too (opening may wait up to
-  :data:`~pidkit.web.app.OPEN_WAIT` seconds for another request that is opening it).
+* **PostgreSQL**: batched (:class:`~pidkit.web.batch.LookupBatcher`): the lookups of every request
+  waiting at the same time are read by one statement in one pool thread, with a deadline
+  (``PIDKIT_LOOKUP_TIMEOUT``).  A lookup is a pool checkout plus a network round trip; on the loop,
+  one slow query or an exhausted pool (up to the pool timeout) would stall every connection of the
+  worker.  An ARK nothing resolves reads again (its NAAN), in the thread pool; an ARK with more than
+  :data:`~pidkit.web.batch.MAX_BATCHED_COST` keys (many ``/`` and ``.``) is looked up on its own, in
+  the thread pool, so that it cannot hold up a batch.
+* A store that is not open yet, or of another kind, is read in the thread pool too (opening may wait
+  up to :data:`~pidkit.web.app.OPEN_WAIT` seconds for another request that is opening it).
 
 >>> from fastapi.testclient import TestClient
 >>> from pidkit.web.app import create_app
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import re
 from typing import Final
+from urllib.parse import quote
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -37,6 +46,7 @@ from starlette.requests import Request
 
 from ..errors import PidkitError
 from ..store import Store
+from ..store.postgres import PostgresStore
 from ..store.sqlite import SqliteStore
 from .app import (
     UNAVAILABLE_ERRORS,
@@ -49,7 +59,8 @@ from .app import (
     domain_error_response,
     service_unavailable,
 )
-from .resolver import Decision, decide, raw_ark, render
+from .batch import MAX_BATCHED_COST, LookupTimeoutError, lookup_cost
+from .resolver import Decision, bound, decide, parse_request, raw_ark, render, unbound
 from .settings import Settings
 
 __all__ = ["FastPathApp", "is_fast"]
@@ -59,7 +70,11 @@ ARK_ROUTE: Final = re.compile(f"^/(?:{ArkPathConvertor.regex})$")
 #: Methods the ARK route serves.
 FAST_METHODS: Final = frozenset({"GET", "HEAD"})
 #: What the app's exception handlers answer 503 for.
-_UNAVAILABLE: Final[tuple[type[Exception], ...]] = (StoreUnavailableError, *UNAVAILABLE_ERRORS)
+_UNAVAILABLE: Final[tuple[type[Exception], ...]] = (
+    StoreUnavailableError, LookupTimeoutError, *UNAVAILABLE_ERRORS
+)
+#: What ``starlette.responses.RedirectResponse`` leaves unencoded in a ``location``.
+_LOCATION_SAFE: Final = ":/%#?=@[]!$&'()*+,;"
 #: Request headers that send the request to FastAPI (the body limit checks them).
 _BODY_HEADERS: Final = frozenset({b"content-length", b"transfer-encoding"})
 
@@ -86,6 +101,23 @@ def is_fast(scope: Scope) -> bool:
     return not any(name in _BODY_HEADERS for name, _ in scope.get("headers", ()))
 
 
+async def redirect(send: Send, location: str) -> None:
+    """Send the 302 that :func:`~pidkit.web.resolver.render` would (Starlette's ``RedirectResponse``:
+    the same ``content-length`` and percent-encoded ``location`` headers, empty body) as two ASGI
+    messages, without building a response object.
+
+    >>> import asyncio
+    >>> sent = []
+    >>> async def send(message): sent.append(message)
+    >>> asyncio.run(redirect(send, "https://e.org/caf\u00e9"))
+    >>> sent[0]["status"], sent[0]["headers"]
+    (302, [(b'content-length', b'0'), (b'location', b'https://e.org/caf%C3%A9')])
+    """
+    headers = [(b"content-length", b"0"), (b"location", quote(location, _LOCATION_SAFE).encode("latin-1"))]
+    await send({"type": "http.response.start", "status": 302, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
+
+
 class FastPathApp(FastAPI):
     """The FastAPI app, with plain ARK resolution (:func:`is_fast`) answered before it."""
 
@@ -96,7 +128,11 @@ class FastPathApp(FastAPI):
             return
         request = Request(scope, receive)
         try:
-            response = render(request, await self._decide(scope))
+            decision = await self._decide(scope)
+            if decision.status == 302 and decision.location is not None:
+                await redirect(send, decision.location)  # most of a resolver's answers
+                return
+            response = render(request, decision)
         except _UNAVAILABLE:
             response = service_unavailable(request)
         except PidkitError as exc:
@@ -108,8 +144,17 @@ class FastPathApp(FastAPI):
         settings: Settings = self.state.settings
         store: Store | None = holder.peek()
         text = raw_ark(scope)
+        fallback = settings.fallback_resolver
         if isinstance(store, SqliteStore):
-            return decide(holder.get, text, fallback=settings.fallback_resolver)
-        return await anyio.to_thread.run_sync(
-            lambda: decide(holder.get, text, fallback=settings.fallback_resolver))
-
+            return decide(holder.get, text, fallback=fallback)
+        if not isinstance(store, PostgresStore) or lookup_cost(text) > MAX_BATCHED_COST:
+            # not open yet (open it in the thread pool), another store, or an ARK with many ancestors
+            # (a long read that would hold up a batch): looked up on its own, in the thread pool
+            return await anyio.to_thread.run_sync(lambda: decide(holder.get, text, fallback=fallback))
+        parsed = parse_request(text)
+        if isinstance(parsed, Decision):
+            return parsed
+        found = await self.state.lookups.resolve(text)
+        if found is None:  # rare on a resolver's hot path: reads the NAAN, in the thread pool
+            return await anyio.to_thread.run_sync(lambda: unbound(holder.get(), parsed, fallback=fallback))
+        return bound(found)

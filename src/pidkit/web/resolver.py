@@ -36,7 +36,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from ..ark import Ark
 from ..errors import ArkError, NotFoundError, StoreError
-from ..store import Binding, Store, validate_target
+from ..store import Binding, Resolution, Store, validate_target
 from ..store.anvl import erc_anvl, object_erc
 from .app import error_response, error_type, settings_of, store_of, text_response
 from .settings import SERVICE_PATH
@@ -155,20 +155,54 @@ def decide(store: Callable[[], Store], text: str, *, fallback: str, info: bool =
     400
     >>> s.close()
     """
-    try:
-        parsed = Ark.parse(text)
-    except ArkError as exc:
-        return Decision(400, message=str(exc), title="Not a valid ARK")
+    parsed = parse_request(text)
+    if isinstance(parsed, Decision):
+        return parsed
     opened = store()
     found = opened.resolve(text)
     if found is None:
-        try:
-            opened.get_naan(parsed.normalize().naan)
-        except NotFoundError:
-            # §3.3: a resolver that knows nothing about a NAAN redirects the request to N2T.
-            return Decision(302, location=fallback + parsed.compact + ("?info" if info else ""))
-        return Decision(404, message=f"{parsed.normalized} is not bound on this resolver",
-                        title="Unknown ARK")
+        return unbound(opened, parsed, fallback=fallback, info=info)
+    return bound(found, info=info)
+
+
+def parse_request(text: str) -> Ark | Decision:
+    """The requested ARK, or the 400 :class:`Decision` naming what is wrong with it (first step of
+    :func:`decide`).
+
+    >>> parse_request("ark:12345/x").naan, parse_request("ark:").status
+    ('12345', 400)
+    """
+    try:
+        return Ark.parse(text)
+    except ArkError as exc:
+        return Decision(400, message=str(exc), title="Not a valid ARK")
+
+
+def unbound(store: Store, parsed: Ark, *, fallback: str, info: bool = False) -> Decision:
+    """The answer for an ARK nothing in ``store`` resolves (step of :func:`decide`): 404 under a NAAN
+    this resolver serves, else the redirect to ``fallback`` (§3.3).  Reads the store (the NAAN).
+
+    >>> from pidkit.store import open_store
+    >>> with open_store("sqlite:///:memory:") as s:
+    ...     unbound(s, Ark.parse("ark:12345/x"), fallback="https://n2t.net/").location
+    'https://n2t.net/ark:12345/x'
+    """
+    try:
+        store.get_naan(parsed.normalize().naan)
+    except NotFoundError:
+        # §3.3: a resolver that knows nothing about a NAAN redirects the request to N2T.
+        return Decision(302, location=fallback + parsed.compact + ("?info" if info else ""))
+    return Decision(404, message=f"{parsed.normalized} is not bound on this resolver", title="Unknown ARK")
+
+
+def bound(found: Resolution, *, info: bool = False) -> Decision:
+    """The answer for an ARK the store resolves (step of :func:`decide`; reads nothing): the redirect,
+    its ``?info``, 410 for a tombstone, 404 for a reserved ARK or an unusable target.
+
+    >>> from pidkit.store import Binding
+    >>> bound(Resolution(Binding("ark", "ark:1/x", "ark:1/x", "https://e.org/"))).location
+    'https://e.org/'
+    """
     b = found.binding
     if b.status == "reserved":
         return Decision(404, message=f"{b.key} is reserved and not yet public", title="Unknown ARK")
@@ -206,7 +240,8 @@ def resolve_ark(request: Request, ark: str) -> Response:
     """Resolve an ARK: redirect, passthrough, tombstone, 404, N2T forwarding or ``?info``.
 
     Plain ``GET``/``HEAD`` without a query is answered before FastAPI by :mod:`pidkit.web.fastpath`
-    with the same :func:`decide` and :func:`render`; this route serves the rest (``?info``, queries).
+    with the same rule (:func:`decide` or its steps) and rendering; this route serves the rest
+    (``?info``, queries).
     """
     decision = decide(lambda: store_of(request), raw_ark(request.scope),
                       fallback=settings_of(request).fallback_resolver, info=wants_info(request))

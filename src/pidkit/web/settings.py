@@ -7,6 +7,8 @@ variable                       meaning                                         d
 ``PIDKIT_MAX_BODY``            largest request body accepted, in bytes          8 MiB
 ``PIDKIT_FALLBACK_RESOLVER``   where ARKs of unknown NAANs are sent             ``https://n2t.net/``
 ``PIDKIT_STORE_RETRY``         seconds between attempts to open a failed store  2
+``PIDKIT_LOOKUP_TIMEOUT``      seconds a batch of ARK lookups may take (then    5
+                               503; PostgreSQL, :mod:`pidkit.web.batch`)
 =============================  ==============================================  =====================
 
 >>> s = Settings.from_env({"PIDKIT_MAX_BODY": "1024"})
@@ -45,6 +47,7 @@ class Settings:
     max_body: int = DEFAULT_MAX_BODY
     fallback_resolver: str = DEFAULT_FALLBACK
     store_retry: float = 2.0
+    lookup_timeout: float = 5.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -65,6 +68,7 @@ class Settings:
             max_body=_positive_int(env, "PIDKIT_MAX_BODY", DEFAULT_MAX_BODY),
             fallback_resolver=fallback if fallback.endswith("/") else fallback + "/",
             store_retry=float(_positive_int(env, "PIDKIT_STORE_RETRY", 2)),
+            lookup_timeout=float(_positive_int(env, "PIDKIT_LOOKUP_TIMEOUT", 5)),
         )
 
 
