@@ -718,7 +718,7 @@ def results(rows: Sequence[Row]) -> list[Result]:
             )
             out.append(
                 Result(
-                    name=f"resolve 100k ARKs, 64 conns, keep-alive {'on' if keepalive else 'off'}",
+                    name=f"resolve 100k ARKs, {backend}, 64 conns, keep-alive {'on' if keepalive else 'off'}",
                     pidkit=f"pidkit serve ({backend}, uvicorn ×{WORKERS})",
                     pidkit_s=1 / mine.rps,
                     peer=f"arklet 0.2.3 (PostgreSQL, gunicorn ×{WORKERS})",
@@ -768,7 +768,9 @@ def render_section(
         f"{settings.rounds} round(s) of {settings.measure:g} s, the configurations interleaved round by "
         "round; the table shows the median round (by requests/s) and every round's requests/s",
         f"- pidkit: `pidkit serve --workers {WORKERS}` (uvicorn, {WORKERS} worker processes) on SQLite and "
-        f"on PostgreSQL (database `{PIDKIT_PG_DB}`), the ARKs loaded through the store's JSON Lines import",
+        f"on PostgreSQL (database `{PIDKIT_PG_DB}`), the ARKs loaded through the store's JSON Lines import; "
+        "on PostgreSQL the lookups of the requests a worker has waiting at the same moment are read by one "
+        "statement (`pidkit.web.batch`: no waiting, no caching)",
         f"- arklet: {versions.get('arklet', '0.2.3')} (Django {versions.get('Django', '?')}) from PyPI in "
         f"`benchmarks/.peers/arklet-venv`, gunicorn {versions.get('gunicorn', '?')} with {WORKERS} sync "
         "workers (they close the connection after every response, keep-alive or not), PostgreSQL database "
@@ -819,9 +821,8 @@ def render_section(
     if missed:
         lines += [
             "",
-            "Where the time goes and what would fix it: `benchmarks/resolver/PROFILE.md` (py-spy profile "
-            "of the server before the raw-ASGI fast path and `uvicorn[standard]` landed, and what remains: "
-            "on PostgreSQL every lookup still goes through the thread pool and the psycopg pool).",
+            "Where the time goes: `benchmarks/resolver/PROFILE.md` (py-spy profiles of the server, what "
+            "was changed after each, and how to reproduce them).",
         ]
     if notes:
         lines += ["", *[f"- {n}" for n in notes]]
