@@ -248,11 +248,11 @@ def test_pool_wait_is_short_and_configurable(postgres_url: str, monkeypatch: pyt
     from pidkit.store.postgres import DEFAULT_TIMEOUT, PostgresStore
 
     assert DEFAULT_TIMEOUT <= 5
-    monkeypatch.setenv("PIDKIT_PG_TIMEOUT", "0.2")
+    monkeypatch.setenv("PIDKIT_PG_TIMEOUT", "1")
     store = PostgresStore(postgres_url, max_size=1)
     try:
         with store._pool.connection(), pytest.raises(psycopg_pool.PoolTimeout):
-            store.schema_version()  # the only connection is busy: give up after 0.2 s, not 30 s
+            store.schema_version()  # the only connection is busy: give up after 1 s, not 30 s
     finally:
         store.close()
     monkeypatch.setenv("PIDKIT_PG_TIMEOUT", "soon")
