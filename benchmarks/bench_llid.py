@@ -68,48 +68,23 @@ def run(quick: bool) -> list[Result]:
     if resource_ids(all_pairs) != expected or _resource_ids_python(all_pairs) != expected:
         raise SystemExit("resource_ids differs from the reference")
     pairs = all_pairs[0]  # the seed's 4-pair Jon Postel example
-    results: list[Result] = []
+    recipe = "json.dumps+mmh3.hash64+struct+b64"
+
+    def one_id(label: str, code: str, ours: Callable[[], str], ref: float, goal: float, note: str) -> Result:
+        timed = per_call(ours, number=number, repeat=repeat)
+        return Result(label, code, timed, recipe, ref, goal, note=note)
 
     ref = per_call(lambda: reference(pairs), number=number, repeat=repeat)
-    ours = per_call(lambda: resource_id(pairs), number=number, repeat=repeat)
-    results.append(
-        Result(
-            "one id (4 pairs)",
-            "resource_id(pairs)",
-            ours,
-            "json.dumps+mmh3.hash64+struct+b64",
-            ref,
-            0.1,
-            note=f"{PATH}; identical ids on all published vectors",
-        )
-    )
-
     ref_non_ascii = per_call(lambda: reference(NON_ASCII), number=number, repeat=repeat)
-    ours_non_ascii = per_call(lambda: resource_id(NON_ASCII), number=number, repeat=repeat)
-    results.append(
-        Result(
-            "one id (4 pairs, non-ASCII)",
-            "resource_id(pairs)",
-            ours_non_ascii,
-            "json.dumps+mmh3.hash64+struct+b64",
-            ref_non_ascii,
-            0.1,
-            note=f"{PATH}; Latin-1, BMP and astral characters, quotes, a tab",
-        )
-    )
-
-    python = per_call(lambda: _resource_id_python(pairs), number=number, repeat=repeat)
-    results.append(
-        Result(
-            "one id (4 pairs), pure Python",
-            "_resource_id_python(pairs)",
-            python,
-            "json.dumps+mmh3.hash64+struct+b64",
-            ref,
-            0.6,
-            note="pure-Python fallback (no C compiler at install, or PIDKIT_PURE_PYTHON=1)",
-        )
-    )
+    results = [
+        one_id("one id (4 pairs)", "resource_id(pairs)", lambda: resource_id(pairs), ref, 0.1,
+               f"{PATH}; identical ids on all published vectors"),
+        one_id("one id (4 pairs, non-ASCII)", "resource_id(pairs)", lambda: resource_id(NON_ASCII),
+               ref_non_ascii, 0.1, f"{PATH}; Latin-1, BMP and astral characters, quotes, a tab"),
+        one_id("one id (4 pairs), pure Python", "_resource_id_python(pairs)",
+               lambda: _resource_id_python(pairs), ref, 0.6,
+               "pure-Python fallback (no C compiler at install, or PIDKIT_PURE_PYTHON=1)"),
+    ]
 
     n_bulk = 2_000 if quick else 20_000
     batch = [all_pairs[i % len(all_pairs)] for i in range(n_bulk)]
