@@ -135,6 +135,10 @@ class GedcomError(ParseError):
     """A GEDCOM file that cannot be read or changed as asked (names the line)."""
 
 
+class OutputError(PidkitError):
+    """A file pidkit was asked to write or edit in place cannot be (not a regular file, …)."""
+
+
 class StoreError(PidkitError):
     """A store operation that cannot be done (the store itself is consistent)."""
 
