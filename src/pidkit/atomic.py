@@ -50,7 +50,9 @@ __all__ = [
 STDIO = "-"
 
 #: Paths that name one of this process's own file descriptors (``/dev/stdout`` → 1, ``/dev/fd/3`` → 3).
-_FD_PATH = re.compile(r"/dev/(?:fd/(?P<fd>[0-9]+)|(?P<name>stdin|stdout|stderr))|/proc/self/fd/(?P<pfd>[0-9]+)")
+_FD_PATH = re.compile(
+    r"/dev/(?:fd/(?P<fd>[0-9]+)|(?P<name>stdin|stdout|stderr))|/proc/self/fd/(?P<pfd>[0-9]+)"
+)
 _STD_FDS = {"stdin": 0, "stdout": 1, "stderr": 2}
 _umask_lock = threading.Lock()
 
@@ -172,7 +174,7 @@ def open_output(
         if mode is not None and not stat.S_ISREG(mode):
             if backup:
                 raise OutputError(f"{_kind(mode)} cannot be backed up and replaced", text=name)
-            with _direct(open(name, "wb"), text, encoding, newline) as fh:  # noqa: SIM115
+            with _direct(open(name, "wb"), text, encoding, newline) as fh:
                 yield fh
             return
         with AtomicWriter(name, backup=backup, text=text, encoding=encoding, newline=newline) as fh:
