@@ -88,7 +88,7 @@ def test_bind_fetch_tombstone(db: str) -> None:
             id="bad-template",
         ),
         pytest.param(["bind", "ark:99999/q", "javascript:alert(1)"], 1, "http or https", id="bad-url"),
-        pytest.param(["bind", "ark:99999/q"], 2, "needs a TARGET", id="no-target"),
+        pytest.param(["bind", "ark:99999/q"], 1, "needs a target", id="no-target"),
         pytest.param(["bind", "no ark here", "https://e.org/"], 1, "", id="bad-ark"),
         pytest.param(["fetch", "ark:99999/none"], 1, "no binding", id="unbound"),
         pytest.param(["mint", "m", "-n", "0"], 2, "", id="zero"),
@@ -120,12 +120,15 @@ def test_export_import(db: str, tmp_path: Path) -> None:
     r = run(db, "export")
     assert r.stdout.splitlines() == lines
     other = f"sqlite:///{tmp_path / 'other.db'}"
+    assert run(other, "init").returncode == 0
     r = run(other, "import", str(out))
     assert r.returncode == 0, r.stderr
     assert "imported 2 bindings (2 new, 0 updated)" in r.stderr
     assert run(other, "export").stdout.splitlines() == lines
     bad = lines[0] + "\n{oops\n" + lines[1].replace("fk4e2", "fk4e3").replace('"key":"ark:99999/fk4e3",', "")
-    r = run(f"sqlite:///{tmp_path / 'third.db'}", "import", "-", stdin=bad + "\n")
+    third = f"sqlite:///{tmp_path / 'third.db'}"
+    assert run(third, "init").returncode == 0
+    r = run(third, "import", "-", stdin=bad + "\n")
     assert r.returncode == 1
     assert "-: line 2: not JSON" in r.stderr
     assert "nothing imported" in r.stderr
@@ -164,6 +167,7 @@ def test_in_process(db: str, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_import_hand_written_minimal_lines(db: str) -> None:
+    run(db, "init")
     lines = '{"text": "ark:/99999/fk4-m1", "target": "https://example.org/m1"}\n{"text": "ark:99999/fk4m2"}\n'
     r = run(db, "import", "-", stdin=lines)
     assert r.returncode == 1  # the second line is public (the default) without a target

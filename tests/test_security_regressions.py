@@ -115,7 +115,7 @@ def test_api_description_states_the_ownership_rule(client: TestClient) -> None:
 def test_passthrough_stays_on_the_target(
     client: TestClient, seeded: Seeded, target: str, path: str, expected: str
 ) -> None:
-    seeded.store.bind("ark:99999/fk4p", target, passthrough=True)
+    seeded.store.bind("ark:99999/fk4p", target, passthrough=True, force=True)
     r = client.get(path)
     assert r.status_code == 302
     assert r.headers["location"] == expected
@@ -163,8 +163,8 @@ def test_bad_import_lines_are_422(seeded: Seeded, line: str) -> None:
 @pytest.mark.parametrize(
     "write",
     [
-        lambda s: s.bind("ark:99999/fk4n", "https://e.org/", erc=Erc(who="a\x00b")),
-        lambda s: s.bind("ark:99999/fk4n", "https://e.org/\ud800"),
+        lambda s: s.bind("ark:99999/fk4n", "https://e.org/", erc=Erc(who="a\x00b"), force=True),
+        lambda s: s.bind("ark:99999/fk4n", "https://e.org/\ud800", force=True),
         lambda s: s.bind_id("gedcom-uid", "n1", "https://e.org/", support=Erc(what="\udfff")),
         lambda s: s.tombstone("ark:99999/fk4n", "because \ud800"),
     ],

@@ -704,3 +704,80 @@ def test_kill_during_mint_leaves_a_consistent_store(url: str) -> None:
         more = s.mint("m", 2000)
         assert not set(more) & minted
         assert s.minted_count("m") == counter + 2000
+
+
+# -- issue 11: updates are partial; unregistered NAANs and wrong check characters need force --------
+def test_update_changes_only_the_named_fields(store: Store) -> None:
+    erc = Erc(who="Austin, Larry", what="A Study of Rhythm", when="1952", where="UNT")
+    support = Erc(who="UNT Libraries", what="Permanent: Stable Content:", when="2008")
+    store.bind("ark:99999/fk4p1", "https://example.org/1", erc=erc, support=support, passthrough=True)
+    b = store.bind("ark:99999/fk4p1", "https://example.org/2")  # a new target, nothing else named
+    assert (b.target, b.erc, b.support, b.passthrough, b.status) == (
+        "https://example.org/2", erc, support, True, "public",
+    )  # fmt: skip
+    b = store.bind("ark:99999/fk4p1", erc={"who": "", "when": "1953"})  # two elements, target kept
+    assert b.erc == Erc(who="", what="A Study of Rhythm", when="1953", where="UNT")
+    assert (b.target, b.support) == ("https://example.org/2", support)
+    b = store.bind("ark:99999/fk4p1", support=Erc(what="Temporary"))  # an Erc replaces all four
+    assert b.support == Erc(what="Temporary")
+    assert b.erc.what == "A Study of Rhythm"
+    assert store.get_binding("ark:99999/fk4p1") == b
+
+
+def test_reserved_stays_reserved_unless_named(store: Store) -> None:
+    store.bind("ark:99999/fk4p2", None, status="reserved", erc={"what": "Draft"})
+    b = store.bind("ark:99999/fk4p2", "https://example.org/p2")
+    assert (b.status, b.target, b.erc.what) == ("reserved", "https://example.org/p2", "Draft")
+    b = store.bind("ark:99999/fk4p2", status="public")
+    assert (b.status, b.target) == ("public", "https://example.org/p2")
+    with pytest.raises(StoreError, match="needs a target"):  # clearing the target of a public binding
+        store.bind("ark:99999/fk4p2", "")
+    assert store.get_binding("ark:99999/fk4p2") == b  # rolled back
+    b = store.bind("ark:99999/fk4p2", "", status="reserved")
+    assert (b.status, b.target) == ("reserved", None)
+
+
+def test_unknown_erc_element_refused(store: Store) -> None:
+    with pytest.raises(StoreError, match="not an ERC element"):
+        store.bind("ark:99999/fk4p3", "https://example.org/3", erc={"how": "x"})
+    assert store.get_binding("ark:99999/fk4p3") is None
+
+
+def test_bind_under_unregistered_naan_needs_force_and_is_recorded(store: Store) -> None:
+    with pytest.raises(StoreError, match="NAAN 12345 is not registered"):
+        store.bind("ark:12345/x1", "https://example.org/x1")
+    assert store.get_binding("ark:12345/x1") is None
+    assert store.list_overrides() == []
+    b = store.bind("ark:/12345/x-1", "https://example.org/x1", force=True)
+    assert b.key == "ark:12345/x1"
+    [override] = store.list_overrides("ark:12345/x1")
+    assert (override.kind, override.key) == ("ark", "ark:12345/x1")
+    assert "NAAN 12345 is not registered" in override.reason
+    assert override.at == b.updated
+    store.bind("ark:99999/fk4ok", "https://example.org/ok", force=True)  # nothing to override
+    assert len(store.list_overrides()) == 1
+
+
+def test_wrong_check_character_on_a_k_template_shoulder_needs_force(store: Store) -> None:
+    store.create_minter("m", naan=NAAN, template=TEMPLATE, seed=5)
+    good = store.mint("m", 1)[0]
+    name = good.split("/")[1]
+    wrong = next(c for c in "0123456789bcdfghjkmnpqrstvwxz" if c != name[-1])
+    bad = f"ark:{NAAN}/{name[:-1]}{wrong}"
+    with pytest.raises(StoreError, match=f"check character '{wrong}' is wrong for template {TEMPLATE}"):
+        store.bind(bad, "https://example.org/bad")
+    assert store.bind(good, "https://example.org/good").status == "public"
+    assert store.bind(f"{good}/chapter-1.pdf", "https://example.org/good/1").status == "public"
+    store.bind(bad, "https://example.org/bad", force=True)
+    assert "check character" in store.list_overrides(bad)[0].reason
+    store.bind("ark:99999/b5x", "https://example.org/other-shoulder")  # no k minter mints on b5
+
+
+def test_hold_reduces_hyphen_like_characters_as_ark_normalization_does(store: Store) -> None:
+    store.create_minter("m", naan=NAAN, template=TEMPLATE, seed=9)
+    reference = Minter(TEMPLATE, NAAN, seed=9)
+    first, second = reference.mint_at(0), reference.mint_at(1)
+    spelled = f"{first[:3]}\u2010{first[3:6]}\u2011{first[6:]}"  # fk4‐xxx‑xxxx, as pasted from a PDF
+    assert store.add_hold("m", spelled) == 1
+    assert store.add_hold("m", first) == 0  # the same id
+    assert store.mint("m", 1) == [f"ark:{NAAN}/{second}"]

@@ -266,7 +266,7 @@ def test_deep_arks_resolve_to_their_longest_bound_ancestor(seeded: Any) -> None:
     """An ARK of 1,500 components (PostgreSQL: the cut form of the read) finds the longest bound ancestor
     with passthrough, alone or in a batch with ordinary ARKs."""
     store: Store = seeded.store
-    store.bind("ark:99999/fk4coll/a/a/a", "https://example.org/deep/", passthrough=True)
+    store.bind("ark:99999/fk4coll/a/a/a", "https://example.org/deep/", passthrough=True, force=True)
     deep = "ark:99999/fk4coll" + "/a" * 1500
     found = store.resolve_many([deep, "ark:99999/fk4x1", "ark:99999/fk4coll" + "/b" * 1500])
     assert found[0] is not None and found[0].binding.key == "ark:99999/fk4coll/a/a/a"
@@ -406,9 +406,9 @@ def test_a_stuck_batch_is_answered_503(postgres_store_url: str, monkeypatch: pyt
 
 def test_a_write_is_seen_by_the_next_request(client: TestClient, seeded: Any) -> None:
     store: Store = seeded.store
-    store.bind("ark:99999/fk4moving", "https://example.org/one")
+    store.bind("ark:99999/fk4moving", "https://example.org/one", force=True)
     assert client.get("/ark:99999/fk4moving").headers["location"] == "https://example.org/one"
-    store.bind("ark:99999/fk4moving", "https://example.org/two")
+    store.bind("ark:99999/fk4moving", "https://example.org/two", force=True)
     assert client.get("/ark:99999/fk4moving").headers["location"] == "https://example.org/two"
     store.tombstone("ark:99999/fk4moving", "gone")
     assert client.get("/ark:99999/fk4moving").status_code == 410

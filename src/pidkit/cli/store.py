@@ -1,4 +1,4 @@
-"""``pidkit naan | minter | mint | hold | bind | fetch | tombstone | export | import | apikey``: the store.
+"""``pidkit init | naan | minter | mint | hold | bind | fetch | tombstone | export | import | apikey``.
 
 Every command takes ``--db URL`` (default ``$PIDKIT_DATABASE_URL``, else ``sqlite:///pidkit.db``).
 
@@ -11,13 +11,15 @@ Every command takes ``--db URL`` (default ``$PIDKIT_DATABASE_URL``, else ``sqlit
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from ..atomic import AtomicWriter
-from ..store import Erc, ImportRejectedError, Store, open_store
+from ..atomic import STDIO, open_output
+from ..errors import NotFoundError
+from ..store import ERC_ELEMENTS, ImportRejectedError, Store, default_url, open_store, redact_url
 from ._common import EXIT_INVALID, EXIT_OK, CliError, Subparsers, add_db_option, error_line
 
 #: Show a progress bar (on a terminal) when minting at least this many ids.
@@ -47,6 +49,15 @@ def _seed(text: str) -> int:
 
 def register(sub: Subparsers) -> None:
     """Add the store commands to ``sub``."""
+    p = sub.add_parser(
+        "init",
+        help="create a store",
+        description="Create an empty pidkit store at --db (SQLite file or PostgreSQL database). The other "
+        "commands never create one, except `naan add`.",
+    )
+    add_db_option(p)
+    p.set_defaults(func=cmd_init)
+
     naan = sub.add_parser("naan", help="NAANs and their shoulders", description="Manage NAANs in the store.")
     naan_sub = naan.add_subparsers(dest="naan_command", metavar="ACTION", required=True)
     p = naan_sub.add_parser("add", help="register a NAAN", description="Register a NAAN (kept as a string).")
@@ -102,17 +113,37 @@ def register(sub: Subparsers) -> None:
         "bind",
         help="bind an ARK to a target URL",
         description="Create or update the binding of an ARK (stored normalized) to an http(s) target, "
-        "with ERC metadata (who/what/when/where) and a commitment statement (erc-support).",
+        "with ERC metadata (who/what/when/where) and a commitment statement (erc-support). An update "
+        "changes only what it names: a field not given keeps its value; '' clears it. A new binding is "
+        "public (it needs a TARGET) unless --reserved.",
     )
     p.add_argument("ark", metavar="ARK")
-    p.add_argument("target", metavar="TARGET", nargs="?", default=None, help="http or https URL")
-    for element in ("who", "what", "when", "where"):
-        p.add_argument(f"--{element}", default="", help=f"ERC {element} of the object")
-    p.add_argument("--commitment", default="", help="the commitment (erc-support what)")
+    p.add_argument(
+        "target", metavar="TARGET", nargs="?", default=None, help="http or https URL (kept if not given)"
+    )
+    for element in ERC_ELEMENTS:
+        p.add_argument(f"--{element}", default=None, help=f"ERC {element} of the object ('' clears it)")
+    p.add_argument("--commitment", default=None, help="the commitment (erc-support what; '' clears it)")
     for element in ("who", "when", "where"):
-        p.add_argument(f"--support-{element}", default="", help=f"erc-support {element}")
-    p.add_argument("--passthrough", action="store_true", help="allow suffix passthrough")
-    p.add_argument("--reserved", action="store_true", help="reserve (no redirect yet); TARGET optional")
+        p.add_argument(f"--support-{element}", default=None, help=f"erc-support {element} ('' clears it)")
+    flow = p.add_mutually_exclusive_group()
+    flow.add_argument("--passthrough", action="store_true", default=None, help="allow suffix passthrough")
+    flow.add_argument(
+        "--no-passthrough", dest="passthrough", action="store_false", help="stop suffix passthrough"
+    )
+    status = p.add_mutually_exclusive_group()
+    status.add_argument(
+        "--reserved", dest="status", action="store_const", const="reserved", help="reserve (no redirect yet)"
+    )
+    status.add_argument(
+        "--public", dest="status", action="store_const", const="public", help="make a reserved binding public"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="bind even if the NAAN is not registered here or the NOID check character is wrong "
+        "(the override is recorded)",
+    )
     add_db_option(p)
     p.set_defaults(func=cmd_bind)
 
@@ -172,8 +203,10 @@ def register(sub: Subparsers) -> None:
 
 
 @contextmanager
-def _store(args: argparse.Namespace) -> Iterator[Store]:
-    store = open_store(args.db)
+def _store(args: argparse.Namespace, *, create: bool = False) -> Iterator[Store]:
+    """The store at ``--db``; only the commands that set one up (``init``, ``naan add``) create it,
+    every other one says there is no store (a mistyped ``--db`` must not leave an empty store behind)."""
+    store = open_store(args.db, create=create)
     try:
         yield store
     finally:
@@ -184,9 +217,24 @@ def _out(line: str) -> None:
     sys.stdout.write(line + "\n")
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    """``pidkit init``: create the store (or say that it is there already)."""
+    url = args.db or default_url()
+    try:
+        with _store(args):
+            pass
+    except NotFoundError:
+        with _store(args, create=True) as store:
+            version = store.schema_version()
+        print(f"created a pidkit store (schema {version}) at {redact_url(url)}", file=sys.stderr)
+        return EXIT_OK
+    print(f"a pidkit store is already at {redact_url(url)}: nothing changed", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_naan_add(args: argparse.Namespace) -> int:
-    """``pidkit naan add``."""
-    with _store(args) as store:
+    """``pidkit naan add``: registering the first NAAN creates the store."""
+    with _store(args, create=True) as store:
         n = store.add_naan(args.naan, args.name, shoulders=args.shoulder)
     _out(f"{n.naan}\t{n.name}\t{','.join(n.shoulders) or '-'}")
     return EXIT_OK
@@ -225,7 +273,11 @@ def cmd_mint(args: argparse.Namespace) -> int:
             from rich.console import Console
             from rich.progress import Progress
 
-            with Progress(console=Console(stderr=True), transient=True) as progress:
+            # Progress on stderr only: rich's default redirect_stdout would send the ids (committed,
+            # so burnt) to the terminal instead of wherever stdout points.
+            with Progress(
+                console=Console(stderr=True), transient=True, redirect_stdout=False, redirect_stderr=False
+            ) as progress:
                 task = progress.add_task("minting", total=n)
                 for batch in batches:
                     sys.stdout.write("\n".join(batch) + "\n")
@@ -244,12 +296,25 @@ def cmd_hold(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _named(pairs: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    """The elements given on the command line (``None``: not given, so kept).
+
+    >>> _named([("who", "x"), ("what", None), ("when", "")])
+    {'who': 'x', 'when': ''}
+    """
+    return {name: value for name, value in pairs if value is not None}
+
+
 def cmd_bind(args: argparse.Namespace) -> int:
-    """``pidkit bind``."""
-    if args.target is None and not args.reserved:
-        raise CliError("bind needs a TARGET URL (or --reserved)", 2)
-    erc = Erc(args.who, args.what, args.when, args.where)
-    support = Erc(args.support_who, args.commitment, args.support_when, args.support_where)
+    """``pidkit bind``: create, or change only the fields given."""
+    erc = _named((name, getattr(args, name)) for name in ERC_ELEMENTS)
+    support = _named(
+        zip(
+            ERC_ELEMENTS,
+            (args.support_who, args.commitment, args.support_when, args.support_where),
+            strict=True,
+        )
+    )
     with _store(args) as store:
         b = store.bind(
             args.ark,
@@ -257,8 +322,13 @@ def cmd_bind(args: argparse.Namespace) -> int:
             erc=erc,
             support=support,
             passthrough=args.passthrough,
-            status="reserved" if args.reserved else "public",
+            status=args.status,
+            force=args.force,
         )
+        if args.force:
+            for override in store.list_overrides(b.key)[-1:]:
+                if override.at == b.updated:
+                    print(f"pidkit: warning: {b.key}: bound with --force: {override.reason}", file=sys.stderr)
     _out(f"{b.key}\t{b.status}\t{b.target or '-'}")
     return EXIT_OK
 
@@ -290,7 +360,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
         else:
-            with AtomicWriter(args.output, text=True) as fp:
+            with open_output(args.output, text=True) as fp:
                 count = store.export_jsonl(fp)
     print(f"exported {count} bindings", file=sys.stderr)
     return EXIT_OK
@@ -300,10 +370,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     """``pidkit import``: all or nothing; every bad line is reported with its number."""
     with _store(args) as store:
         try:
-            if args.file == "-":
-                report = store.import_jsonl(sys.stdin)
+            # JSON Lines end at "\n" only (a value may hold U+2028, U+0085 …; "\r" is JSON whitespace).
+            if args.file == STDIO:
+                stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
+                report = store.import_jsonl(stdin)
             else:
-                with open(args.file, encoding="utf-8") as fp:
+                with open(args.file, encoding="utf-8", newline="\n") as fp:
                     report = store.import_jsonl(fp)
         except ImportRejectedError as exc:
             for line, message in exc.problems:

@@ -20,28 +20,33 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import urllib.parse
 from typing import Final
 
-from ..errors import StoreError
+from ..errors import NotFoundError, StoreError
 from .base import (
     DEFAULT_BATCH,
+    ERC_ELEMENTS,
     KINDS,
     STATUSES,
     ApiKey,
     Binding,
     Erc,
+    ErcChange,
     ImportRejectedError,
     ImportReport,
     Kind,
     MinterInfo,
     Naan,
     NotOwnerError,
+    Override,
     Resolution,
     Status,
     Store,
     UnsafeLocationError,
     check_text,
+    erc_changes,
     validate_target,
 )
 from .sql import ImportRow, parse_import_line
@@ -49,11 +54,13 @@ from .sql import ImportRow, parse_import_line
 __all__ = [
     "DEFAULT_BATCH",
     "DEFAULT_URL",
+    "ERC_ELEMENTS",
     "KINDS",
     "STATUSES",
     "ApiKey",
     "Binding",
     "Erc",
+    "ErcChange",
     "ImportRejectedError",
     "ImportReport",
     "ImportRow",
@@ -61,12 +68,14 @@ __all__ = [
     "MinterInfo",
     "Naan",
     "NotOwnerError",
+    "Override",
     "Resolution",
     "Status",
     "Store",
     "UnsafeLocationError",
     "check_text",
     "default_url",
+    "erc_changes",
     "open_store",
     "parse_import_line",
     "redact_url",
@@ -130,21 +139,66 @@ def sqlite_path(url: str) -> str:
     return url[len(_SQLITE_PREFIX) :]
 
 
-def open_store(url: str | None = None) -> Store:
-    """Open (creating and migrating as needed) the store at ``url`` (default :func:`default_url`).
+def open_store(url: str | None = None, *, create: bool = True) -> Store:
+    """Open the store at ``url`` (default :func:`default_url`), running the migrations it lacks.
+
+    With ``create=False`` a store must already be there: a missing SQLite file is a
+    :class:`~pidkit.errors.NotFoundError` ("no pidkit store at …") instead of a new empty store (what
+    the CLI's read commands need: a mistyped ``--db`` must not create one).  A file that is not a pidkit
+    store is refused either way.
 
     >>> open_store("mysql://x")
     Traceback (most recent call last):
     ...
     pidkit.errors.StoreError: unsupported store URL (use sqlite:/// or postgresql://) in 'mysql://x'
+    >>> open_store("sqlite:///no/such/dir/p.db", create=False)
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.NotFoundError: no pidkit store at no/such/dir/p.db (create one with `pidkit init`)
     """
     url = url or default_url()
     if url.startswith("sqlite:"):
         from .sqlite import SqliteStore
 
-        return SqliteStore(sqlite_path(url))
+        path = sqlite_path(url)
+        if path not in (":memory:", ""):
+            _check_sqlite_file(path, create=create)
+        return SqliteStore(path)
     if url.startswith(_POSTGRES_PREFIXES):
         from .postgres import PostgresStore
 
         return PostgresStore(url)
     raise StoreError("unsupported store URL (use sqlite:/// or postgresql://)", text=redact_url(url))
+
+
+def _check_sqlite_file(path: str, *, create: bool) -> None:
+    """Refuse what SQLite would otherwise fail on with a bare error, or silently create: no file (unless
+    ``create``; then its directory must exist), a directory, a file that is not SQLite, or a SQLite
+    database of some other program."""
+    import sqlite3
+
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if not create:
+            raise NotFoundError(f"no pidkit store at {path} (create one with `pidkit init`)") from None
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise StoreError("cannot create a store: no such directory", text=directory) from None
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot open the store: {exc.strerror}", text=path) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise StoreError("is a directory, not a store file", text=path)
+    if info.st_size == 0:
+        return  # an empty file is an empty SQLite database: the migrations make it a store
+    try:
+        conn = sqlite3.connect(f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro", uri=True)
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"not a pidkit store ({exc})", text=path) from None
+    if names and "schema_version" not in names:
+        raise StoreError("not a pidkit store (a SQLite database of something else)", text=path)

@@ -228,6 +228,46 @@ def template_shoulder(template: str, naan: str) -> str | None:
     return Ark.parse(f"ark:{naan}/{prefix}").normalize().shoulder or None
 
 
+def check_char_problem(text: str, template: str) -> str | None:
+    """What is wrong with the NOID check character of the ARK ``text`` for a minter of ``template``, or
+    ``None``: only a template with a check character (``k``) whose prefix begins the ARK's normalized
+    Name judges it (the minter mints on that Name's shoulder).
+
+    >>> check_char_problem("ark:13030/c7x921j3k", "c7.reedeedk")
+    "check character 'k' is wrong for template c7.reedeedk (expected 'h')"
+    >>> check_char_problem("ark:13030/c7x921j3h", "c7.reedeedk"), check_char_problem("ark:13030/q1", "c7.rdk")
+    (None, None)
+    """
+    from .. import noid
+    from ..ark import Ark
+
+    parsed = noid.Template.parse(template)
+    ark = Ark.parse(text).normalize()
+    if not parsed.has_check or not ark.name.startswith(parsed.prefix) or ark.check_ok:
+        return None
+    expected = noid.check_char(ark.check_zone[:-1])
+    return f"check character {ark.check_char!r} is wrong for template {template} (expected {expected!r})"
+
+
+def blade(naan: str, text: str) -> str:
+    """The id under ``naan`` that ``text`` names: a blade (``fk4x8d9m2q``) or an ARK, reduced to its
+    identity by the one ARK normalization (draft-kunze-ark-40 §3.2: hyphens and hyphen-like
+    characters do not count).
+
+    >>> blade("99999", "fk4‐4x"), blade("99999", "https://n2t.net/ark:/99999/fk4-4x")
+    ('fk44x', 'fk44x')
+    """
+    if "ark:" not in text.lower():
+        text = f"ark:{naan}/{text}"
+    ark = ark_key(text)
+    if ark.naan != naan:
+        raise StoreError(f"ARK is not under NAAN {naan}", text=text)
+    name = ark.key[len(f"ark:{naan}/") :]
+    if not name or "/" in name or "." in name:
+        raise StoreError("not an id to hold (a blade such as fk4x8d9m2q, or an ARK)", text=text)
+    return name
+
+
 def make_minter(template: str, naan: str, seed: int) -> IdMaker:
     """The NOID minter for a stored minter state (the one place the store builds ids)."""
     from .. import noid

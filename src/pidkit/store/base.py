@@ -40,31 +40,35 @@ import abc
 import datetime as _dt
 import re
 import urllib.parse
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import IO, Final, Literal, get_args
+from typing import IO, Final, Literal, TypeAlias, get_args
 
 from ..errors import StoreError
 
 __all__ = [
     "DEFAULT_BATCH",
+    "ERC_ELEMENTS",
     "KINDS",
     "STATUSES",
     "ApiKey",
     "Binding",
     "Erc",
+    "ErcChange",
     "ImportRejectedError",
     "ImportReport",
     "Kind",
     "MinterInfo",
     "Naan",
     "NotOwnerError",
+    "Override",
     "Resolution",
     "Status",
     "Store",
     "UnsafeLocationError",
     "check_text",
+    "erc_changes",
     "validate_target",
 ]
 
@@ -186,6 +190,54 @@ class Erc:
         {'who': 'a', 'what': '', 'when': '', 'where': ''}
         """
         return {"who": self.who, "what": self.what, "when": self.when, "where": self.where}
+
+
+#: What a change does to an ERC segment: an :class:`Erc` replaces all four elements, a mapping changes
+#: the elements it names (``{"who": "Austin, Larry"}``; ``""`` clears one).
+ErcChange: TypeAlias = Erc | Mapping[str, str]
+
+#: The ERC element names, in ANVL order.
+ERC_ELEMENTS: Final = ("who", "what", "when", "where")
+
+
+def erc_changes(change: ErcChange | None) -> dict[str, str]:
+    """The elements ``change`` sets, by name (empty for ``None``); unknown names are refused.
+
+    >>> erc_changes({"who": "x"}), erc_changes(None)
+    ({'who': 'x'}, {})
+    >>> erc_changes(Erc(what="w"))
+    {'who': '', 'what': 'w', 'when': '', 'where': ''}
+    >>> erc_changes({"how": "x"})
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: not an ERC element (who, what, when, where) in 'how'
+    """
+    if change is None:
+        return {}
+    if isinstance(change, Erc):
+        return change.to_dict()
+    out: dict[str, str] = {}
+    for name, value in change.items():
+        if name not in ERC_ELEMENTS:
+            raise StoreError(f"not an ERC element ({', '.join(ERC_ELEMENTS)})", text=name)
+        if not isinstance(value, str):
+            raise StoreError(f"ERC {name} must be a string", text=repr(value))
+        out[name] = value
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """A binding made with ``force``: which id, when, and the rule it overrode.
+
+    >>> Override("ark", "ark:12345/x", "NAAN 12345 is not registered in this store").kind
+    'ark'
+    """
+
+    kind: str
+    key: str
+    reason: str
+    at: _dt.datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -541,31 +593,48 @@ class Store(abc.ABC):
     def bind(
         self,
         ark: str,
-        target: str | None,
+        target: str | None = None,
         *,
-        erc: Erc | None = None,
-        support: Erc | None = None,
-        passthrough: bool = False,
-        status: Status = "public",
+        erc: ErcChange | None = None,
+        support: ErcChange | None = None,
+        passthrough: bool | None = None,
+        status: Status | None = None,
+        force: bool = False,
     ) -> Binding:
-        """Create or update the binding of ``ark`` (any spelling; stored normalized).  ``target`` is
-        required for ``public`` status.  Updating keeps ``created`` and ``text``.
-        :class:`~pidkit.errors.ConflictError` if the ARK is tombstoned; :class:`~pidkit.errors.ArkError`
-        for a bad ARK; :class:`~pidkit.errors.StoreError` for a bad target."""
+        """Create or update the binding of ``ark`` (any spelling; stored normalized).
+
+        An update changes only what it names (DESIGN.md, "updates are partial"): an argument left
+        ``None`` keeps the stored value, and a new binding gets the default (no target, empty ERC, no
+        passthrough, ``public``).  ``target=""`` clears the target (reserved bindings only); ``erc`` and
+        ``support`` are an :class:`Erc` (all four elements replaced) or a mapping naming some of
+        ``who``/``what``/``when``/``where`` (just those changed; ``""`` clears one).  A public binding
+        needs a target.  Updating keeps ``created`` and ``text``.
+
+        The ARK's NAAN must be registered in the store, and an ARK on a shoulder that a minter with a
+        NOID ``k`` template mints must carry the right check character; ``force=True`` binds anyway and
+        records the override (:meth:`list_overrides`).  :class:`~pidkit.errors.ConflictError` if the ARK
+        is tombstoned; :class:`~pidkit.errors.ArkError` for a bad ARK;
+        :class:`~pidkit.errors.StoreError` for a bad target or a refused ARK."""
 
     @abc.abstractmethod
     def bind_id(
         self,
         kind: str,
         value: str,
-        target: str | None,
+        target: str | None = None,
         *,
-        erc: Erc | None = None,
-        support: Erc | None = None,
-        status: Status = "public",
+        erc: ErcChange | None = None,
+        support: ErcChange | None = None,
+        status: Status | None = None,
     ) -> Binding:
         """Create or update the binding of a non-ARK id (``kind`` in :data:`KINDS`, e.g. ``"xarkid"``,
-        ``"uuid"``); ``value`` is parsed by its scheme and stored in canonical form."""
+        ``"uuid"``); ``value`` is parsed by its scheme and stored in canonical form.  Partial, as
+        :meth:`bind`."""
+
+    @abc.abstractmethod
+    def list_overrides(self, ark: str | None = None) -> list[Override]:
+        """The bindings made with ``force=True`` (of ``ark``, or all), oldest first, with the rule each
+        one overrode."""
 
     @abc.abstractmethod
     def get_binding(self, ark: str) -> Binding | None:
@@ -592,6 +661,7 @@ class Store(abc.ABC):
 
         >>> from pidkit.store import open_store
         >>> s = open_store("sqlite:///:memory:")
+        >>> _ = s.add_naan("99999")
         >>> _ = s.bind("ark:99999/fk4x", "https://e.org/x")
         >>> [r and r.location for r in s.resolve_many(["ark:/99999/fk4-x", "ark:99999/fk4y"])]
         ['https://e.org/x', None]

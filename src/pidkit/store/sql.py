@@ -35,15 +35,18 @@ from .base import (
     ApiKey,
     Binding,
     Erc,
+    ErcChange,
     ImportRejectedError,
     ImportReport,
     MinterInfo,
     Naan,
     NotOwnerError,
+    Override,
     Resolution,
     Status,
     Store,
     check_text,
+    erc_changes,
     validate_target,
 )
 
@@ -435,7 +438,7 @@ class SqlStore(Store):
             added = 0
             stamp = now()
             for text in ids:
-                blade = self._blade(naan, text)
+                blade = _ids.blade(naan, text)
                 self._exec(
                     cur,
                     "INSERT INTO holds (naan, id, created) VALUES (?, ?, ?) "
@@ -445,19 +448,6 @@ class SqlStore(Store):
                 if cur.fetchone() is not None:
                     added += 1
             return added
-
-    @staticmethod
-    def _blade(naan: str, text: str) -> str:
-        """The id under ``naan`` that ``text`` (a blade or an ARK) names."""
-        if "ark:" in text.lower():
-            ark = _ids.ark_key(text)
-            if ark.naan != naan:
-                raise StoreError(f"ARK is not under NAAN {naan}", text=text)
-            return ark.key[len(f"ark:{naan}/") :]
-        blade = text.replace("-", "")  # draft-kunze-ark-40 §3.2 step 6: hyphens do not count
-        if not blade or "/" in blade or any(c.isspace() for c in blade):
-            raise StoreError("not an id to hold (a blade such as fk4x8d9m2q, or an ARK)", text=text)
-        return blade
 
     def minted_count(self, minter: str | None = None) -> int:
         """How many ids were minted."""
@@ -470,28 +460,6 @@ class SqlStore(Store):
         return int(row[0])
 
     # -- bindings -----------------------------------------------------------------------------------
-    def _upsert(
-        self,
-        cur: Cursor,
-        values: Sequence[Any],
-        *,
-        restore: bool = False,
-    ) -> Binding | None:
-        """Insert or update one binding row unless it is tombstoned (then ``None``).  A normal update
-        keeps ``text`` and ``created``; ``restore`` (import) overwrites every column."""
-        kept = {"kind", "key"} if restore else {"kind", "key", "text", "created"}
-        columns = (c.strip() for c in _BINDING_COLS.split(","))
-        sets = ", ".join(f"{col} = excluded.{col}" for col in columns if col not in kept)
-        self._exec(
-            cur,
-            f"INSERT INTO bindings ({_BINDING_COLS}) VALUES ({_BINDING_PARAMS}) "
-            f"ON CONFLICT (kind, key) DO UPDATE SET {sets} WHERE bindings.status <> 'tombstoned' "
-            f"RETURNING {_BINDING_COLS}",
-            values,
-        )
-        row = cur.fetchone()
-        return None if row is None else _binding(row)
-
     def _bind(
         self,
         kind: str,
@@ -499,68 +467,123 @@ class SqlStore(Store):
         text: str,
         target: str | None,
         *,
-        erc: Erc | None,
-        support: Erc | None,
-        passthrough: bool,
-        status: Status,
+        erc: ErcChange | None,
+        support: ErcChange | None,
+        passthrough: bool | None,
+        status: Status | None,
         naan: str | None,
         shoulder: str | None,
+        force: bool = False,
     ) -> Binding:
-        if status not in ("public", "reserved"):
+        """Insert or partially update one binding (see :meth:`Store.bind`): the upsert sets only the
+        columns the change names, inside the write transaction, so concurrent changes of other
+        fields are never lost."""
+        if status is not None and status not in ("public", "reserved"):
             raise StoreError("bind sets status public or reserved (use tombstone to withdraw)", text=status)
-        if target is not None:
+        if target:
             validate_target(target)
-        elif status == "public":
-            raise StoreError("a public binding needs a target URL", text=text)
-        erc = erc or Erc()
-        support = support or Erc()
+        erc_set, support_set = erc_changes(erc), erc_changes(support)
+        new_erc, new_support = Erc(**erc_set), Erc(**support_set)
         stamp = now()
         values = _checked_row((
-            kind, key, text, target, erc.who, erc.what, erc.when, erc.where,
-            support.who, support.what, support.when, support.where, int(passthrough), status,
-            naan, shoulder, None, None, stamp, stamp,
+            kind, key, text, target or None, new_erc.who, new_erc.what, new_erc.when, new_erc.where,
+            new_support.who, new_support.what, new_support.when, new_support.where,
+            int(bool(passthrough)), status or "public", naan, shoulder, None, None, stamp, stamp,
         ))  # fmt: skip
+        named = [f"erc_{name}" for name in erc_set] + [f"support_{name}" for name in support_set]
+        named += [
+            col
+            for col, value in (("target", target), ("passthrough", passthrough), ("status", status))
+            if value is not None
+        ]
+        sets = ", ".join(f"{col} = excluded.{col}" for col in (*named, "updated"))
         with self._transaction(write=True) as cur:
+            refusal = None
             if kind == "ark" and naan is not None:
                 self._lock_naan(cur, naan)
-            bound = self._upsert(cur, values)
-        if bound is None:
-            raise ConflictError("tombstoned: this id is withdrawn and is never bound again", text=text)
+                refusal = self._ark_refusal(cur, text, naan)
+                if refusal is not None and not force:
+                    raise StoreError(f"{refusal} (bind with force to override; it is recorded)", text=text)
+            self._exec(
+                cur,
+                f"INSERT INTO bindings ({_BINDING_COLS}) VALUES ({_BINDING_PARAMS}) "
+                f"ON CONFLICT (kind, key) DO UPDATE SET {sets} WHERE bindings.status <> 'tombstoned' "
+                f"RETURNING {_BINDING_COLS}",
+                values,
+            )
+            row = cur.fetchone()
+            if row is None:
+                raise ConflictError("tombstoned: this id is withdrawn and is never bound again", text=text)
+            bound = _binding(row)
+            if bound.status == "public" and bound.target is None:
+                raise StoreError("a public binding needs a target URL", text=text)
+            if refusal is not None:
+                self._exec(
+                    cur,
+                    "INSERT INTO overrides (kind, key, reason, at) VALUES (?, ?, ?, ?)",
+                    (kind, key, refusal, stamp),
+                )
         return bound
+
+    def _ark_refusal(self, cur: Cursor, text: str, naan: str) -> str | None:
+        """Why binding the ARK ``text`` under ``naan`` needs ``force``, or ``None``: its NAAN is not
+        registered here, or a minter of this NAAN with a check-character (``k``) template mints on its
+        name and the check character is wrong."""
+        self._exec(cur, "SELECT 1 FROM naans WHERE naan = ?", (naan,))
+        if cur.fetchone() is None:
+            return f"NAAN {naan} is not registered in this store"
+        self._exec(cur, "SELECT name, template FROM minters WHERE naan = ? ORDER BY name", (naan,))
+        for name, template in cur.fetchall():
+            problem = _ids.check_char_problem(text, template)
+            if problem is not None:
+                return f"{problem} (minter {name})"
+        return None
+
+    def list_overrides(self, ark: str | None = None) -> list[Override]:
+        """Bindings made with ``force``, oldest first."""
+        sql = "SELECT kind, key, reason, at FROM overrides"
+        params: tuple[str, ...] = ()
+        if ark is not None:
+            sql += " WHERE kind = 'ark' AND key = ?"
+            params = (_ids.ark_key(_lookup(ark)).key,)
+        with self._transaction(write=False) as cur:
+            self._exec(cur, sql + " ORDER BY at, key", params)
+            return [Override(r[0], r[1], r[2], _time(r[3])) for r in cur.fetchall()]
 
     def bind(
         self,
         ark: str,
-        target: str | None,
+        target: str | None = None,
         *,
-        erc: Erc | None = None,
-        support: Erc | None = None,
-        passthrough: bool = False,
-        status: Status = "public",
+        erc: ErcChange | None = None,
+        support: ErcChange | None = None,
+        passthrough: bool | None = None,
+        status: Status | None = None,
+        force: bool = False,
     ) -> Binding:
-        """Create or update an ARK binding."""
-        k = _ids.ark_key(ark)
+        """Create or partially update an ARK binding."""
+        k = _ids.ark_key(_lookup(ark))
         return self._bind(
             "ark", k.key, ark, target, erc=erc, support=support, passthrough=passthrough,
-            status=status, naan=k.naan, shoulder=k.shoulder,
+            status=status, naan=k.naan, shoulder=k.shoulder, force=force,
         )  # fmt: skip
 
     def bind_id(
         self,
         kind: str,
         value: str,
-        target: str | None,
+        target: str | None = None,
         *,
-        erc: Erc | None = None,
-        support: Erc | None = None,
-        status: Status = "public",
+        erc: ErcChange | None = None,
+        support: ErcChange | None = None,
+        status: Status | None = None,
     ) -> Binding:
-        """Create or update the binding of another kind of id."""
+        """Create or partially update the binding of another kind of id."""
         if kind == "ark":
             return self.bind(value, target, erc=erc, support=support, status=status)
-        key = _ids.canonical(kind, value)
+        key = _ids.canonical(kind, _lookup(value))
         return self._bind(
-            kind, key, value, target, erc=erc, support=support, passthrough=False,
+            kind, key, value, target, erc=erc, support=support, passthrough=None,
             status=status, naan=None, shoulder=None,
         )  # fmt: skip
 

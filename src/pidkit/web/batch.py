@@ -29,6 +29,7 @@ pool ~20 % more there (it was ~10 % cheaper with keep-alive).
 >>> import asyncio
 >>> from pidkit.store import open_store
 >>> store = open_store("sqlite:///:memory:")
+>>> _ = store.add_naan("99999")
 >>> _ = store.bind("ark:99999/fk4x", "https://e.org/x")
 >>> batcher = LookupBatcher(in_thread(lambda: store))
 >>> async def two() -> list[str | None]:
