@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +180,187 @@ def test_import_hand_written_minimal_lines(db: str) -> None:
         b = s.get_binding("ark:99999/fk4m1")
         assert b is not None
         assert (b.kind, b.status, b.target) == ("ark", "public", "https://example.org/m1")
+
+
+# -- issue 11 ----------------------------------------------------------------------------------------
+def _fetch(db: str, ark: str) -> dict[str, object]:
+    r = run(db, "fetch", ark, "--json")
+    assert r.returncode == 0, r.stderr
+    found: dict[str, object] = json.loads(r.stdout)
+    return found
+
+
+def test_bind_update_changes_only_what_it_names(db: str) -> None:
+    run(db, "naan", "add", "99999")
+    r = run(
+        db, "bind", "ark:99999/fk4u1", "https://example.org/1", "--who", "Austin, Larry",
+        "--what", "A Study", "--when", "1952", "--commitment", "Permanent", "--passthrough",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert run(db, "bind", "ark:99999/fk4u1", "https://example.org/2").returncode == 0
+    b = _fetch(db, "ark:99999/fk4u1")
+    assert b["target"] == "https://example.org/2"
+    assert b["erc"] == {"who": "Austin, Larry", "what": "A Study", "when": "1952", "where": ""}
+    assert b["support"] == {"who": "", "what": "Permanent", "when": "", "where": ""}
+    assert b["passthrough"] is True
+    assert run(db, "bind", "ark:99999/fk4u1", "--who", "", "--no-passthrough").returncode == 0
+    b = _fetch(db, "ark:99999/fk4u1")
+    assert b["erc"] == {"who": "", "what": "A Study", "when": "1952", "where": ""}
+    assert (b["target"], b["passthrough"]) == ("https://example.org/2", False)
+
+
+def test_bind_force_is_needed_and_reported(db: str) -> None:
+    run(db, "naan", "add", "99999")
+    r = run(db, "bind", "ark:12345/x1", "https://example.org/x")
+    assert r.returncode == 1
+    assert r.stderr.startswith("pidkit: error: NAAN 12345 is not registered in this store")
+    assert "Traceback" not in r.stderr
+    r = run(db, "bind", "ark:12345/x1", "https://example.org/x", "--force")
+    assert r.returncode == 0, r.stderr
+    assert "warning: ark:12345/x1: bound with --force: NAAN 12345 is not registered" in r.stderr
+    with open_store(db) as store:
+        assert [o.key for o in store.list_overrides()] == ["ark:12345/x1"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fetch", "ark:99999/x"],
+        ["mint", "m"],
+        ["minter", "list"],
+        ["naan", "list"],
+        ["export"],
+        ["import", "-"],
+        ["apikey", "list"],
+        ["hold", "m", "x"],
+        ["bind", "ark:99999/x", "https://example.org/"],
+        ["tombstone", "ark:99999/x", "--reason", "r"],
+        ["minter", "create", "m", "--naan", "99999", "--template", "fk4.reedeedk"],
+    ],
+    ids=lambda a: "-".join(a[:2]),
+)
+def test_commands_other_than_init_never_create_a_store(tmp_path: Path, args: list[str]) -> None:
+    path = tmp_path / "typo.db"
+    r = run(f"sqlite:///{path}", *args, stdin="")
+    assert r.returncode == 1
+    assert r.stderr == f"pidkit: error: no pidkit store at {path} (create one with `pidkit init`)\n"
+    assert not path.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_creates_once(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'new.db'}"
+    r = run(db, "init")
+    assert (r.returncode, r.stdout) == (0, "")
+    assert "created a pidkit store" in r.stderr
+    r = run(db, "init")
+    assert r.returncode == 0
+    assert "already" in r.stderr
+    assert run(db, "naan", "list").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["mint", "m"], "no pidkit store at /nonexistent/dir/x.db"),
+        (["init"], "cannot create a store: no such directory in '/nonexistent/dir'"),
+        (["naan", "add", "99999"], "cannot create a store: no such directory in '/nonexistent/dir'"),
+    ],
+    ids=["mint", "init", "naan-add"],
+)
+def test_missing_directory_is_one_clear_line(args: list[str], message: str) -> None:
+    r = run("sqlite:////nonexistent/dir/x.db", *args)
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"pidkit: error: {message}")
+    assert r.stderr.count("\n") == 1
+
+
+def test_a_file_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n" * 200)
+    for args in (["naan", "list"], ["init"]):
+        r = run(f"sqlite:///{text}", *args)
+        assert r.returncode == 1
+        assert r.stderr.startswith("pidkit: error: not a pidkit store")
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    r = run(f"sqlite:///{other}", "init")
+    assert r.returncode == 1
+    assert "a SQLite database of something else" in r.stderr
+    with sqlite3.connect(other) as conn:  # untouched: no pidkit tables added
+        assert [row[0] for row in conn.execute("SELECT name FROM sqlite_master")] == ["t"]
+    conn.close()
+
+
+def _seeded(db: str) -> None:
+    run(db, "naan", "add", "99999")
+    run(db, "bind", "ark:99999/fk4e1", "https://example.org/1", "--what", "One\u2028Two\u2029Three\x85Four")
+
+
+def test_export_dash_is_stdout(db: str, tmp_path: Path) -> None:
+    _seeded(db)
+    r = subprocess.run(
+        [sys.executable, "-m", "pidkit", "export", "-o", "-", "--db", db],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["key"] == "ark:99999/fk4e1"
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.islink("/dev/stdout"),
+    reason="needs root (to be able to hurt /dev/stdout)"
+)
+def test_export_to_dev_stdout_keeps_the_device_link(db: str, tmp_path: Path) -> None:
+    _seeded(db)
+    before = os.readlink("/dev/stdout")
+    out = tmp_path / "out.jsonl"
+    with out.open("w") as fh:
+        r = subprocess.run(
+            [sys.executable, "-m", "pidkit", "export", "-o", "/dev/stdout", "--db", db],
+            stdout=fh, stderr=subprocess.PIPE, text=True, timeout=120,
+        )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert os.path.islink("/dev/stdout")
+    assert os.readlink("/dev/stdout") == before
+    assert json.loads(out.read_text(encoding="utf-8"))["key"] == "ark:99999/fk4e1"
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_new_files_follow_the_umask(db: str, tmp_path: Path, umask: int, mode: int) -> None:
+    _seeded(db)
+    out = tmp_path / "new.jsonl"
+    r = subprocess.run(
+        [sys.executable, "-m", "pidkit", "export", "-o", str(out), "--db", db],
+        capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.umask(umask),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert out.stat().st_mode & 0o777 == mode
+
+
+def test_a_replaced_file_keeps_its_mode(db: str, tmp_path: Path) -> None:
+    _seeded(db)
+    out = tmp_path / "kept.jsonl"
+    out.write_text("old\n")
+    out.chmod(0o640)
+    assert run(db, "export", "-o", str(out)).returncode == 0
+    assert out.stat().st_mode & 0o777 == 0o640
+    assert "fk4e1" in out.read_text(encoding="utf-8")
+
+
+def test_export_import_with_unicode_line_breaks_in_values(db: str, tmp_path: Path) -> None:
+    _seeded(db)
+    out = tmp_path / "export.jsonl"
+    assert run(db, "export", "-o", str(out)).returncode == 0
+    exported = out.read_text(encoding="utf-8")
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    run(other, "init")
+    for source in ("file", "stdin"):
+        r = run(other, "import", str(out)) if source == "file" else run(other, "import", "-", stdin=exported)
+        assert r.returncode == 0, r.stderr
+        assert _fetch(other, "ark:99999/fk4e1")["erc"] == {
+            "who": "", "what": "One\u2028Two\u2029Three\x85Four", "when": "", "where": "",
+        }  # fmt: skip
