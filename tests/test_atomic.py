@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from pidkit.atomic import AtomicWriter, backup_path, temp_prefix
+from pidkit.atomic import AtomicWriter, backup_path, open_output, require_regular_file, temp_prefix
+from pidkit.errors import OutputError
 
 
 def test_exception_leaves_old_file_and_no_temp(tmp_path: Path) -> None:
@@ -63,3 +66,95 @@ def test_temp_file_of_a_killed_writer_is_removed_by_the_next(tmp_path: Path) -> 
     assert target.read_bytes() == b"new"
     assert not stale[0].exists()
     assert other.exists()
+
+
+# -- issue 11: only regular files are replaced; new files follow the umask --------------------------
+def test_new_file_follows_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        with AtomicWriter(tmp_path / "new.txt", text=True) as fh:
+            fh.write("x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o640
+
+
+def test_backup_keeps_the_original_mode(tmp_path: Path) -> None:
+    target = tmp_path / "tree.ged"
+    target.write_bytes(b"old")
+    target.chmod(0o604)
+    with AtomicWriter(target, backup=True) as fh:
+        fh.write(b"new")
+    assert Path(backup_path(target)).stat().st_mode & 0o777 == 0o604
+    assert target.stat().st_mode & 0o777 == 0o604
+
+
+def test_a_symlink_stays_a_symlink(tmp_path: Path) -> None:
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    with open_output(link, text=True) as fh:
+        fh.write("new")
+    assert link.is_symlink()
+    assert real.read_text() == "new"
+
+
+def test_a_fifo_is_written_directly(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    with open_output(fifo) as fh:
+        fh.write(b"through the pipe")
+    reader.join(10)
+    assert got == [b"through the pipe"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_a_device_is_written_directly() -> None:
+    with open_output("/dev/null", text=True) as fh:
+        fh.write("gone")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_dash_and_fd_paths_write_the_descriptor(tmp_path: Path) -> None:
+    code = (
+        "from pidkit.atomic import open_output\n"
+        "with open_output('-', text=True) as fh: fh.write('one\\n')\n"
+        "with open_output('/dev/stdout', text=True) as fh: fh.write('two\\n')\n"
+        "with open_output('/dev/fd/1') as fh: fh.write(b'three\\n')\n"
+        "print('four')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=tmp_path, timeout=60)
+    assert (r.returncode, r.stdout) == (0, b"one\ntwo\nthree\nfour\n"), r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_backup_of_a_stream_or_device_is_refused(tmp_path: Path) -> None:
+    for target in ("-", "/dev/null"):
+        with pytest.raises(OutputError, match="cannot be backed up"), open_output(target, backup=True):
+            pass
+
+
+def test_in_place_needs_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match="a FIFO cannot be edited in place"):
+        require_regular_file(fifo)
+    with pytest.raises(OutputError, match="a character device cannot be edited in place"):
+        require_regular_file("/dev/zero")
+    with pytest.raises(OutputError, match="a directory cannot be edited in place"):
+        require_regular_file(tmp_path)
+    with pytest.raises(OutputError, match="cannot open"):
+        require_regular_file(tmp_path / "missing")
+    regular = tmp_path / "f"
+    regular.write_bytes(b"")
+    require_regular_file(regular)
+
+
+def test_a_directory_is_not_an_output(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="is a directory"), open_output(tmp_path):
+        pass
