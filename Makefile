@@ -62,8 +62,20 @@ system-tools:
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	else echo "make: missing system packages:$$missing (sudo apt-get install -y$$missing)" >&2; fi
 
+# The PostgreSQL tests run against $$PIDKIT_TEST_POSTGRES_URL; unset, against the local server when it
+# answers (as CI and the development machines have it), and make says which, or that they are skipped.
+LOCAL_POSTGRES_URL := postgresql://postgres@127.0.0.1:5432/test
+WITH_POSTGRES = url="$${PIDKIT_TEST_POSTGRES_URL:-}"; \
+	if [ -z "$$url" ]; then \
+	  if $(BIN)/python -c 'import sys, psycopg; psycopg.connect(sys.argv[1], connect_timeout=3).close()' \
+	       "$(LOCAL_POSTGRES_URL)" 2>/dev/null; then \
+	    url="$(LOCAL_POSTGRES_URL)"; echo "make: PostgreSQL tests use the local server $$url"; \
+	  else echo "make: no PostgreSQL at $(LOCAL_POSTGRES_URL) and PIDKIT_TEST_POSTGRES_URL unset:" \
+	            "the PostgreSQL tests are skipped (CI=true fails them)" >&2; fi; \
+	fi; PIDKIT_TEST_POSTGRES_URL="$$url"
+
 unit: install system-tools
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	@$(WITH_POSTGRES) $(BIN)/pytest -q $(PYTEST_ARGS)
 
 test: lint typecheck unit
 
@@ -81,7 +93,7 @@ stress: install
 	@$(MAKE) --no-print-directory system-tools SYSTEM_TOOLS="/usr/bin/wrk:wrk"
 	@$(BIN)/python -c 'import atheris' 2>/dev/null || $(BIN)/python -m pip install -q atheris \
 	  || echo "make: atheris did not install: the fuzz items run hypothesis only" >&2
-	$(BIN)/pytest -q -p no:cacheprovider stress $(PYTEST_ARGS)
+	@$(WITH_POSTGRES) $(BIN)/pytest -q -p no:cacheprovider stress $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist src/pidkit/*.so
