@@ -7,6 +7,7 @@ Each alphabet is defined here once; the schemes import them.
 * base32-sortable — atproto's ``234567abcdefghijklmnopqrstuvwxyz``, used by TIDs.
 * NOID extended digits (betanumeric) — ``0123456789bcdfghjkmnpqrstvwxz`` (R = 29), used by NOID templates
   and the NCDA check character.
+* ISO 8601 in UTC with ``Z`` — how pidkit writes every instant (``inspect``, the store, ``?info``).
 
 >>> b64url_encode(bytes([0xfb, 0xff, 0xbf]))
 '-_-_'
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime as _dt
 from typing import Final
 
 from .errors import ParseError
@@ -38,6 +40,7 @@ __all__ = [
     "b64url_decode",
     "b64url_encode",
     "first_bad_char",
+    "iso_z",
 ]
 
 #: RFC 4648 §5 "URL and Filename safe" alphabet.
@@ -133,3 +136,20 @@ def b32s_decode(text: str, *, error: type[ParseError] = ParseError) -> int:
             raise error(f"invalid base32-sortable character {c!r}", text=text, position=i)
         value = (value << 5) | v
     return value
+
+
+def iso_z(when: _dt.datetime, timespec: str = "microseconds") -> str:
+    """``when`` (timezone-aware) as ISO 8601 in UTC with ``Z`` (RFC 3339 §5.6), to ``timespec``
+    (:meth:`datetime.isoformat`'s).
+
+    >>> eastern = _dt.timezone(_dt.timedelta(hours=-5))
+    >>> iso_z(_dt.datetime(2024, 5, 1, 7, 0, tzinfo=eastern))
+    '2024-05-01T12:00:00.000000Z'
+    >>> iso_z(_dt.datetime(2024, 5, 1, 12, 0, 0, 123456, tzinfo=_dt.UTC), "milliseconds")
+    '2024-05-01T12:00:00.123Z'
+    """
+    if when.tzinfo is not _dt.UTC:
+        if when.tzinfo is None or when.utcoffset() is None:
+            raise ValueError(f"a naive datetime has no place in time: {when.isoformat()}")
+        when = when.astimezone(_dt.UTC)
+    return when.isoformat(timespec=timespec)[:-6] + "Z"  # "+00:00" -> "Z"

@@ -49,7 +49,7 @@ from .base import (
     erc_changes,
     validate_target,
 )
-from .sql import ImportRow, parse_import_line
+from .jsonl import ImportRow, binding_line, parse_import_line, split_lines
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -73,12 +73,14 @@ __all__ = [
     "Status",
     "Store",
     "UnsafeLocationError",
+    "binding_line",
     "check_text",
     "default_url",
     "erc_changes",
     "open_store",
     "parse_import_line",
     "redact_url",
+    "split_lines",
     "validate_target",
 ]
 

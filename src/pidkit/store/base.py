@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Final, Literal, TypeAlias, get_args
 
+from ..codecs import iso_z
 from ..errors import StoreError
 
 __all__ = [
@@ -349,9 +350,7 @@ class Binding:
 
 
 def _iso(when: _dt.datetime | None) -> str | None:
-    if when is None:
-        return None
-    return when.astimezone(_dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return None if when is None else iso_z(when)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,9 @@ from typing import Any, Final
 
 from ..errors import StoreError
 from ._ids import ArkKey
-from .sql import _BINDING_COLS, _IMPORT_SETS, Cursor, SqlStore
+from .jsonl import ImportRow
+from .rows import BINDING_COLS, IMPORT_SETS
+from .sql import Cursor, SqlStore
 
 try:
     import psycopg
@@ -123,7 +125,7 @@ class PostgresStore(SqlStore):
         if sum(len(a) for k in wanted for a in k.ancestors) <= DEEP_KEYS:
             keys = list(dict.fromkeys(key for k in wanted for key in (k.key, *k.ancestors)))
             with self._single_read() as cur:
-                self._exec(cur, f"SELECT {_BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key = ANY(?)",
+                self._exec(cur, f"SELECT {BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key = ANY(?)",
                            (keys,))  # fmt: skip
                 return cur.fetchall()
         index = {key: i for i, key in enumerate(keys, 1)}
@@ -140,7 +142,7 @@ class PostgresStore(SqlStore):
         with self._single_read() as cur:
             self._exec(
                 cur,
-                f"SELECT {_BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key = ANY(ARRAY("
+                f"SELECT {BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key = ANY(ARRAY("
                 "SELECT k FROM unnest(?::text[]) AS k UNION ALL "
                 "SELECT left((?::text[])[c.i], c.n) FROM unnest(?::int[], ?::int[]) AS c(i, n)))",
                 (keys, keys, refs, cuts),
@@ -175,19 +177,19 @@ class PostgresStore(SqlStore):
         )
         return cur.fetchall()
 
-    def _import_write(self, cur: Cursor, writes: Sequence[tuple[int, tuple[Any, ...]]]) -> None:
+    def _import_write(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> None:
         """``COPY`` the rows into a temporary table, then one ``INSERT … SELECT … ON CONFLICT`` with the
         tombstone guard (``writes`` has one row per key, as one statement needs)."""
         if not writes or not isinstance(cur, psycopg.Cursor):
             super()._import_write(cur, writes)
             return
         cur.execute("CREATE TEMP TABLE pidkit_import (LIKE bindings) ON COMMIT DROP")
-        with cur.copy(f"COPY pidkit_import ({_BINDING_COLS}) FROM STDIN") as copy:
-            for _, values in writes:
-                copy.write_row(values)
+        with cur.copy(f"COPY pidkit_import ({BINDING_COLS}) FROM STDIN") as copy:
+            for _, row in writes:
+                copy.write_row(row.values)
         cur.execute(
-            f"INSERT INTO bindings ({_BINDING_COLS}) SELECT {_BINDING_COLS} FROM pidkit_import "
-            f"ON CONFLICT (kind, key) DO UPDATE SET {_IMPORT_SETS} WHERE bindings.status <> 'tombstoned'"
+            f"INSERT INTO bindings ({BINDING_COLS}) SELECT {BINDING_COLS} FROM pidkit_import "
+            f"ON CONFLICT (kind, key) DO UPDATE SET {IMPORT_SETS} WHERE bindings.status <> 'tombstoned'"
         )
         if cur.rowcount != len(writes):
             self._import_refused(cur, writes)

@@ -15,21 +15,20 @@ connection), the migration lock, and two bulk helpers used by minting.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import datetime as _dt
 import hashlib
 import hmac
-import json
 import re
 import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import IO, Any, Final, Protocol
 
+from ..codecs import iso_z
 from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError, StoreError
 from . import _ids, migrations
 from .base import (
-    _UNSTORABLE,
     DEFAULT_BATCH,
     KINDS,
     ApiKey,
@@ -49,6 +48,20 @@ from .base import (
     erc_changes,
     validate_target,
 )
+from .jsonl import ImportRow, binding_line, parse_import_line
+from .rows import (
+    API_KEY_COLS,
+    BINDING_COLS,
+    BINDING_PARAMS,
+    IMPORT_SETS,
+    MINTER_COLS,
+    api_key_from_row,
+    binding_from_row,
+    binding_values,
+    minter_from_row,
+    stored_time,
+    time_from_stored,
+)
 
 #: Version of the schema this code expects (the highest migration shipped).
 _SCHEMA_VERSION_DDL: Final = (
@@ -56,15 +69,6 @@ _SCHEMA_VERSION_DDL: Final = (
     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied TEXT NOT NULL)"
 )
 
-_BINDING_COLS: Final = (
-    "kind, key, text, target, erc_who, erc_what, erc_when, erc_where, "
-    "support_who, support_what, support_when, support_where, passthrough, status, naan, shoulder, "
-    "tombstone_reason, tombstoned_at, created, updated"
-)
-_BINDING_PARAMS: Final = ", ".join("?" * 20)
-_BINDING_NAMES: Final = tuple(c.strip() for c in _BINDING_COLS.split(","))
-_MINTER_COLS: Final = "name, naan, template, seed, counter, created"
-_API_KEY_COLS: Final = "key_id, naan, shoulder, label, created, revoked_at"
 
 #: Secret format: ``pk_<keyid>_<random>``; key id 16 hex digits, random 32 bytes (base64url).
 _KEY_ID_BYTES: Final = 8
@@ -73,9 +77,6 @@ _SECRET = re.compile(r"pk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 
 #: Keys per lookup statement (imports, ``resolve_many``) and rows per ``executemany`` when importing.
 _CHUNK: Final = 1000
-
-#: The import upsert's update: every column but the key (an import restores the exported row).
-_IMPORT_SETS: Final = ", ".join(f"{c} = excluded.{c}" for c in _BINDING_NAMES if c not in ("kind", "key"))
 
 #: Retries of a mint batch that lost a race on the ``minted`` key to another minter (PostgreSQL).
 _MINT_RETRIES: Final = 5
@@ -102,41 +103,7 @@ def now() -> str:
     >>> now().endswith("Z")
     True
     """
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def _time(value: str | None) -> _dt.datetime | None:
-    return None if value is None else _dt.datetime.fromisoformat(value)
-
-
-def _time_text(value: object, field: str) -> str | None:
-    """A timestamp from an import line, re-rendered in the stored form."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise StoreError(f"{field} must be an ISO 8601 string or null")
-    try:
-        when = _dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise StoreError(f"{field} is not an ISO 8601 timestamp", text=value) from None
-    if when.tzinfo is None:
-        raise StoreError(f"{field} has no time zone", text=value)
-    try:
-        utc = when.astimezone(_dt.UTC)
-    except OverflowError:  # e.g. 9999-12-31T23:59:59-14:00 is past year 9999 in UTC
-        raise StoreError(f"{field} is out of range in UTC", text=value) from None
-    return utc.isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def _checked_row(values: Sequence[Any]) -> tuple[Any, ...]:
-    """The binding row ``values`` (in ``_BINDING_COLS`` order) after :func:`check_text` on every
-    string — the one check every write path (bind, bind_id, import, tombstone) goes through."""
-    row = tuple(values)
-    if _UNSTORABLE.search("".join(v for v in row if isinstance(v, str))) is not None:
-        for name, value in zip(_BINDING_NAMES, row, strict=True):  # name the column and position
-            if isinstance(value, str):
-                check_text(value, name)
-    return row
+    return iso_z(_dt.datetime.now(_dt.UTC))
 
 
 def _lookup(value: str) -> str:
@@ -158,33 +125,6 @@ def _resolution(ark: str, k: _ids.ArkKey, found: Mapping[str, Binding]) -> Resol
         if b is not None and b.passthrough and b.status == "public" and k.key.startswith(ancestor):
             return Resolution(b, _ids.passthrough_suffix(ark, k.naan, k.key[len(ancestor) :]))
     return None
-
-
-def _binding(row: Sequence[Any]) -> Binding:
-    return Binding(
-        kind=row[0],
-        key=row[1],
-        text=row[2],
-        target=row[3],
-        erc=Erc(row[4], row[5], row[6], row[7]),
-        support=Erc(row[8], row[9], row[10], row[11]),
-        passthrough=bool(row[12]),
-        status=row[13],
-        naan=row[14],
-        shoulder=row[15],
-        tombstone_reason=row[16],
-        tombstoned_at=_time(row[17]),
-        created=_time(row[18]),
-        updated=_time(row[19]),
-    )
-
-
-def _minter(row: Sequence[Any]) -> MinterInfo:
-    return MinterInfo(row[0], row[1], row[2], int(row[3]), int(row[4]), _time(row[5]))
-
-
-def _api_key(row: Sequence[Any]) -> ApiKey:
-    return ApiKey(row[0], row[1], row[2], row[3], _time(row[4]), _time(row[5]))
 
 
 def _hash_secret(secret: str) -> str:
@@ -269,7 +209,7 @@ class SqlStore(Store):
             raise NotFoundError("unknown NAAN", text=naan)
         self._exec(cur, "SELECT shoulder FROM shoulders WHERE naan = ? ORDER BY shoulder", (naan,))
         shoulders = tuple(r[0] for r in cur.fetchall())
-        return Naan(row[0], row[1], shoulders, _time(row[2]))
+        return Naan(row[0], row[1], shoulders, time_from_stored(row[2]))
 
     def _add_shoulder(self, cur: Cursor, naan: str, shoulder: str) -> None:
         self._exec(
@@ -327,21 +267,21 @@ class SqlStore(Store):
                 self._add_shoulder(cur, naan, prefix)
             self._exec(
                 cur,
-                f"INSERT INTO minters ({_MINTER_COLS}) VALUES (?, ?, ?, ?, 0, ?) "
-                f"ON CONFLICT DO NOTHING RETURNING {_MINTER_COLS}",
+                f"INSERT INTO minters ({MINTER_COLS}) VALUES (?, ?, ?, ?, 0, ?) "
+                f"ON CONFLICT DO NOTHING RETURNING {MINTER_COLS}",
                 (name, naan, template, seed, now()),
             )
             row = cur.fetchone()
             if row is None:
                 raise ConflictError("a minter with this name exists", text=name)
-            return _minter(row)
+            return minter_from_row(row)
 
     def _get_minter(self, cur: Cursor, name: str) -> MinterInfo:
-        self._exec(cur, f"SELECT {_MINTER_COLS} FROM minters WHERE name = ?", (name,))
+        self._exec(cur, f"SELECT {MINTER_COLS} FROM minters WHERE name = ?", (name,))
         row = cur.fetchone()
         if row is None:
             raise NotFoundError("unknown minter", text=name)
-        return _minter(row)
+        return minter_from_row(row)
 
     def get_minter(self, name: str) -> MinterInfo:
         """The minter's state."""
@@ -351,8 +291,8 @@ class SqlStore(Store):
     def list_minters(self) -> list[MinterInfo]:
         """Every minter."""
         with self._transaction(write=False) as cur:
-            self._exec(cur, f"SELECT {_MINTER_COLS} FROM minters ORDER BY name")
-            return [_minter(row) for row in cur.fetchall()]
+            self._exec(cur, f"SELECT {MINTER_COLS} FROM minters ORDER BY name")
+            return [minter_from_row(row) for row in cur.fetchall()]
 
     def _maker(self, info: MinterInfo) -> _ids.IdMaker:
         key = (info.template, info.naan, info.seed)
@@ -365,13 +305,13 @@ class SqlStore(Store):
         """Advance the minter's counter by ``count`` (locking its row); return the state and the start."""
         self._exec(
             cur,
-            f"UPDATE minters SET counter = counter + ? WHERE name = ? RETURNING {_MINTER_COLS}",
+            f"UPDATE minters SET counter = counter + ? WHERE name = ? RETURNING {MINTER_COLS}",
             (count, name),
         )
         row = cur.fetchone()
         if row is None:
             raise NotFoundError("unknown minter", text=name)
-        info = _minter(row)
+        info = minter_from_row(row)
         return info, info.counter - count
 
     def _mint_batch(self, name: str, size: int) -> list[str]:
@@ -483,12 +423,10 @@ class SqlStore(Store):
         if target:
             validate_target(target)
         erc_set, support_set = erc_changes(erc), erc_changes(support)
-        new_erc, new_support = Erc(**erc_set), Erc(**support_set)
-        stamp = now()
-        values = _checked_row((
-            kind, key, text, target or None, new_erc.who, new_erc.what, new_erc.when, new_erc.where,
-            new_support.who, new_support.what, new_support.when, new_support.where,
-            int(bool(passthrough)), status or "public", naan, shoulder, None, None, stamp, stamp,
+        stamp = _dt.datetime.now(_dt.UTC)
+        values = binding_values(Binding(
+            kind, key, text, target or None, Erc(**erc_set), Erc(**support_set), bool(passthrough),
+            status or "public", naan, shoulder, created=stamp, updated=stamp,
         ))  # fmt: skip
         named = [f"erc_{name}" for name in erc_set] + [f"support_{name}" for name in support_set]
         named += [
@@ -506,22 +444,22 @@ class SqlStore(Store):
                     raise StoreError(f"{refusal} (bind with force to override; it is recorded)", text=text)
             self._exec(
                 cur,
-                f"INSERT INTO bindings ({_BINDING_COLS}) VALUES ({_BINDING_PARAMS}) "
+                f"INSERT INTO bindings ({BINDING_COLS}) VALUES ({BINDING_PARAMS}) "
                 f"ON CONFLICT (kind, key) DO UPDATE SET {sets} WHERE bindings.status <> 'tombstoned' "
-                f"RETURNING {_BINDING_COLS}",
+                f"RETURNING {BINDING_COLS}",
                 values,
             )
             row = cur.fetchone()
             if row is None:
                 raise ConflictError("tombstoned: this id is withdrawn and is never bound again", text=text)
-            bound = _binding(row)
+            bound = binding_from_row(row)
             if bound.status == "public" and bound.target is None:
                 raise StoreError("a public binding needs a target URL", text=text)
             if refusal is not None:
                 self._exec(
                     cur,
                     "INSERT INTO overrides (kind, key, reason, at) VALUES (?, ?, ?, ?)",
-                    (kind, key, refusal, stamp),
+                    (kind, key, refusal, stored_time(stamp)),
                 )
         return bound
 
@@ -548,7 +486,7 @@ class SqlStore(Store):
             params = (_ids.ark_key(_lookup(ark)).key,)
         with self._transaction(write=False) as cur:
             self._exec(cur, sql + " ORDER BY at, key", params)
-            return [Override(r[0], r[1], r[2], _time(r[3])) for r in cur.fetchall()]
+            return [Override(r[0], r[1], r[2], time_from_stored(r[3])) for r in cur.fetchall()]
 
     def bind(
         self,
@@ -592,8 +530,8 @@ class SqlStore(Store):
             return []
         where = " OR ".join("(kind = ? AND key = ?)" for _ in pairs)
         params = [v for pair in pairs for v in pair]
-        self._exec(cur, f"SELECT {_BINDING_COLS} FROM bindings WHERE {where}", params)
-        return [_binding(row) for row in cur.fetchall()]
+        self._exec(cur, f"SELECT {BINDING_COLS} FROM bindings WHERE {where}", params)
+        return [binding_from_row(row) for row in cur.fetchall()]
 
     def get_binding(self, ark: str) -> Binding | None:
         """The binding of an ARK."""
@@ -623,7 +561,7 @@ class SqlStore(Store):
         wanted = [(ark, _ids.ark_key(_lookup(ark))) for ark in arks]
         if not wanted:
             return []
-        found = {b.key: b for b in map(_binding, self._ark_rows([k for _, k in wanted]))}
+        found = {b.key: b for b in map(binding_from_row, self._ark_rows([k for _, k in wanted]))}
         return [_resolution(ark, k, found) for ark, k in wanted]
 
     def _ark_rows(self, wanted: Sequence[_ids.ArkKey]) -> list[Any]:
@@ -635,7 +573,7 @@ class SqlStore(Store):
         with self._single_read() if len(chunks) == 1 else self._transaction(write=False) as cur:
             for chunk in chunks:
                 marks = ", ".join("?" * len(chunk))
-                sql = f"SELECT {_BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key IN ({marks})"
+                sql = f"SELECT {BINDING_COLS} FROM bindings WHERE kind = 'ark' AND key IN ({marks})"
                 self._exec(cur, sql, chunk)
                 rows += cur.fetchall()
         return rows
@@ -645,25 +583,25 @@ class SqlStore(Store):
         if not reason.strip():
             raise StoreError("a tombstone needs a reason", text=ark)
         k = _ids.ark_key(ark)
-        stamp = now()
-        values = _checked_row((
-            "ark", k.key, ark, None, "", "", "", "", "", "", "", "", 0, "tombstoned",
-            k.naan, k.shoulder, reason, stamp, stamp, stamp,
+        stamp = _dt.datetime.now(_dt.UTC)
+        values = binding_values(Binding(
+            "ark", k.key, ark, None, status="tombstoned", naan=k.naan, shoulder=k.shoulder,
+            tombstone_reason=reason, tombstoned_at=stamp, created=stamp, updated=stamp,
         ))  # fmt: skip
         with self._transaction(write=True) as cur:
             self._lock_naan(cur, k.naan)
             self._exec(
                 cur,
-                f"INSERT INTO bindings ({_BINDING_COLS}) VALUES ({_BINDING_PARAMS}) "
+                f"INSERT INTO bindings ({BINDING_COLS}) VALUES ({BINDING_PARAMS}) "
                 "ON CONFLICT (kind, key) DO UPDATE SET status = excluded.status, "
                 "tombstone_reason = excluded.tombstone_reason, tombstoned_at = excluded.tombstoned_at, "
                 "updated = excluded.updated WHERE bindings.status <> 'tombstoned' "
-                f"RETURNING {_BINDING_COLS}",
+                f"RETURNING {BINDING_COLS}",
                 values,
             )
             row = cur.fetchone()
             if row is not None:
-                return _binding(row)
+                return binding_from_row(row)
             found = self._select_keys(cur, [("ark", k.key)])
         return found[0]
 
@@ -694,10 +632,10 @@ class SqlStore(Store):
         with self._transaction(write=False) as cur:
             self._exec(
                 cur,
-                f"SELECT {_BINDING_COLS} FROM bindings WHERE {' AND '.join(clauses)} ORDER BY key LIMIT ?",
+                f"SELECT {BINDING_COLS} FROM bindings WHERE {' AND '.join(clauses)} ORDER BY key LIMIT ?",
                 params,
             )
-            return [_binding(row) for row in cur.fetchall()]
+            return [binding_from_row(row) for row in cur.fetchall()]
 
     def export_jsonl(self, fp: IO[str]) -> int:
         """Write every binding as one JSON object per line."""
@@ -707,7 +645,7 @@ class SqlStore(Store):
             while True:
                 page = self.list_bindings(kind=kind, after=after, limit=1000)
                 for b in page:
-                    fp.write(json.dumps(b.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n")
+                    fp.write(binding_line(b))
                 count += len(page)
                 if len(page) < 1000:
                     break
@@ -737,9 +675,8 @@ class SqlStore(Store):
             # one per line); then updated as the lines are applied in order, so a later line sees an
             # earlier one (a key imported twice is created once, then updated).
             state = self._import_state(cur, {(row.kind, row.key) for _, row in rows})
-            writes: dict[tuple[str, str], tuple[int, tuple[Any, ...]]] = {}
+            writes: dict[tuple[str, str], tuple[int, ImportRow]] = {}
             for number, row in rows:
-                values = row.values
                 pair = (row.kind, row.key)
                 existing = state.get(pair)
                 if owner is not None and row.kind != "ark":
@@ -748,13 +685,13 @@ class SqlStore(Store):
                             f"{row.kind} {row.key} was not bound by NAAN {owner}; only its owner changes it",
                             line=number,
                         )
-                    values = (*values[:14], owner, *values[15:])
+                    row = ImportRow.of(dataclasses.replace(row.binding, naan=owner))
                 if existing is not None and existing[0] == "tombstoned":
                     if row.status != "tombstoned":
                         problems.append((number, f"{row.key} is tombstoned in the store; not rebound"))
                     continue
-                writes[pair] = (number, values)  # an import restores every column: the last line wins
-                state[pair] = (row.status, values[14])
+                writes[pair] = (number, row)  # an import restores every column: the last line wins
+                state[pair] = (row.status, row.naan)
                 if existing is None:
                     created += 1
                 else:
@@ -787,28 +724,28 @@ class SqlStore(Store):
         )
         return cur.fetchall()
 
-    def _import_write(self, cur: Cursor, writes: Sequence[tuple[int, tuple[Any, ...]]]) -> None:
-        """Upsert the rows ``writes`` (``(line, values)``, one per key), a chunk per ``executemany``.
+    def _import_write(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> None:
+        """Upsert the rows ``writes`` (``(line, row)``, one per key), a chunk per ``executemany``.
         The upsert keeps its tombstone guard; a row it refused (tombstoned by another writer since
         the lookup) rejects the import naming its line."""
         sql = self._q(
-            f"INSERT INTO bindings ({_BINDING_COLS}) VALUES ({_BINDING_PARAMS}) "
-            f"ON CONFLICT (kind, key) DO UPDATE SET {_IMPORT_SETS} WHERE bindings.status <> 'tombstoned'"
+            f"INSERT INTO bindings ({BINDING_COLS}) VALUES ({BINDING_PARAMS}) "
+            f"ON CONFLICT (kind, key) DO UPDATE SET {IMPORT_SETS} WHERE bindings.status <> 'tombstoned'"
         )
         for i in range(0, len(writes), _CHUNK):
             chunk = writes[i : i + _CHUNK]
-            cur.executemany(sql, [values for _, values in chunk])
+            cur.executemany(sql, [row.values for _, row in chunk])
             if cur.rowcount != len(chunk):
                 self._import_refused(cur, chunk)
 
-    def _import_refused(self, cur: Cursor, writes: Sequence[tuple[int, tuple[Any, ...]]]) -> None:
+    def _import_refused(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> None:
         """Raise :class:`ImportRejectedError` naming the lines among ``writes`` whose key the upsert's
         tombstone guard refused."""
         problems: list[tuple[int, str]] = []
-        for number, values in writes:
-            found = self._statuses(cur, values[0], [values[1]])
-            if found and found[0][1] == "tombstoned" and values[13] != "tombstoned":
-                problems.append((number, f"{values[1]} was tombstoned meanwhile; not rebound"))
+        for number, row in writes:
+            found = self._statuses(cur, row.kind, [row.key])
+            if found and found[0][1] == "tombstoned" and row.status != "tombstoned":
+                problems.append((number, f"{row.key} was tombstoned meanwhile; not rebound"))
         raise ImportRejectedError(problems or [(writes[0][0], "bindings changed during the import")])
 
     # -- API keys -----------------------------------------------------------------------------------
@@ -824,11 +761,11 @@ class SqlStore(Store):
         with self._transaction(write=True) as cur:
             self._exec(
                 cur,
-                f"INSERT INTO api_keys (secret_hash, {_API_KEY_COLS}) VALUES (?, ?, ?, ?, ?, ?, NULL) "
-                f"RETURNING {_API_KEY_COLS}",
+                f"INSERT INTO api_keys (secret_hash, {API_KEY_COLS}) VALUES (?, ?, ?, ?, ?, ?, NULL) "
+                f"RETURNING {API_KEY_COLS}",
                 (_hash_secret(secret), key_id, naan, shoulder, label, now()),
             )
-            return _api_key(cur.fetchone()), secret
+            return api_key_from_row(cur.fetchone()), secret
 
     def verify_api_key(self, secret: str) -> ApiKey | None:
         """The live key for ``secret``, or ``None``."""
@@ -837,12 +774,12 @@ class SqlStore(Store):
             return None
         with self._transaction(write=False) as cur:
             self._exec(
-                cur, f"SELECT secret_hash, {_API_KEY_COLS} FROM api_keys WHERE key_id = ?", (match[1],)
+                cur, f"SELECT secret_hash, {API_KEY_COLS} FROM api_keys WHERE key_id = ?", (match[1],)
             )
             row = cur.fetchone()
         if row is None or not hmac.compare_digest(str(row[0]), _hash_secret(secret)):
             return None
-        key = _api_key(row[1:])
+        key = api_key_from_row(row[1:])
         return None if key.revoked else key
 
     def revoke_api_key(self, key_id: str) -> ApiKey:
@@ -851,120 +788,16 @@ class SqlStore(Store):
             self._exec(
                 cur,
                 "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE key_id = ? "
-                f"RETURNING {_API_KEY_COLS}",
+                f"RETURNING {API_KEY_COLS}",
                 (now(), key_id),
             )
             row = cur.fetchone()
         if row is None:
             raise NotFoundError("unknown API key", text=key_id)
-        return _api_key(row)
+        return api_key_from_row(row)
 
     def list_api_keys(self) -> list[ApiKey]:
         """Every key record."""
         with self._transaction(write=False) as cur:
-            self._exec(cur, f"SELECT {_API_KEY_COLS} FROM api_keys ORDER BY created, key_id")
-            return [_api_key(row) for row in cur.fetchall()]
-
-
-def _text(obj: dict[str, Any], name: str) -> str:
-    value = obj.get(name)
-    if not isinstance(value, str):
-        raise StoreError(f"field {name!r} must be a string")
-    return value
-
-
-def _opt_text(obj: dict[str, Any], name: str) -> str | None:
-    return None if obj.get(name) is None else _text(obj, name)
-
-
-_NO_ERC: Final = Erc()
-_ERC_FIELDS: Final = ("who", "what", "when", "where")
-
-
-def _erc(obj: dict[str, Any], name: str) -> Erc:
-    value = obj.get(name)
-    if not value:
-        return _NO_ERC
-    if not isinstance(value, dict) or not all(isinstance(value.get(k, ""), str) for k in _ERC_FIELDS):
-        raise StoreError(f"field {name!r} must be an object of who/what/when/where strings")
-    return Erc(*(value.get(k, "") for k in _ERC_FIELDS))
-
-
-@dataclass(frozen=True, slots=True)
-class ImportRow:
-    """One import line as the store will write it: the id's ``kind``, canonical ``key``, ``naan`` and
-    ``shoulder`` (ARKs only), ``status``, and every column value (``values``, in table order).
-
-    Authorization checks (the web API's key scope) look at these fields, so they check exactly what
-    is written.
-    """
-
-    kind: str
-    key: str
-    naan: str | None
-    shoulder: str | None
-    status: str
-    values: tuple[Any, ...]
-
-
-def parse_import_line(line: str) -> ImportRow:
-    """Validate one JSON Lines record (an export line, or a hand-written one: ``kind`` defaults to
-    ``ark``) and return the row it writes; raise :class:`~pidkit.errors.PidkitError` naming the problem.
-
-    >>> row = parse_import_line('{"text": "ark:/99999/fk4-x1", "target": "https://e.org/"}')
-    >>> row.kind, row.key, row.naan, row.shoulder
-    ('ark', 'ark:99999/fk4x1', '99999', 'fk4')
-    >>> late = '"created": "9999-12-31T23:59:59-14:00"'
-    >>> parse_import_line('{"text": "ark:99999/x", "status": "reserved", ' + late + '}')
-    Traceback (most recent call last):
-    ...
-    pidkit.errors.StoreError: created is out of range in UTC in '9999-12-31T23:59:59-14:00'
-    """
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise StoreError(f"not JSON ({exc.msg} at column {exc.colno})") from None
-    except RecursionError:
-        raise StoreError("not JSON we read (nested too deeply)") from None
-    except ValueError as exc:  # e.g. an integer longer than int_max_str_digits
-        raise StoreError(f"not JSON we read ({exc})") from None
-    if not isinstance(obj, dict):
-        raise StoreError("not a JSON object")
-    kind = _text(obj, "kind") if "kind" in obj else "ark"  # hand-written imports: ARKs by default
-    text = _text(obj, "text")
-    if kind not in KINDS:
-        raise StoreError(f"unknown id kind (one of {', '.join(KINDS)})", text=kind)
-    naan = shoulder = None
-    if kind == "ark":
-        k = _ids.ark_key(text)
-        key, naan, shoulder = k.key, k.naan, k.shoulder
-    else:
-        key = _ids.canonical(kind, text)
-    given_key = obj.get("key")
-    if given_key is not None and given_key != key:
-        raise StoreError(f"key {given_key!r} is not the canonical form of text (expected {key!r})")
-    status = _text(obj, "status") if "status" in obj else "public"
-    if status not in ("public", "reserved", "tombstoned"):
-        raise StoreError("status must be public, reserved or tombstoned", text=str(status))
-    target = _opt_text(obj, "target")
-    if target is not None:
-        validate_target(target)
-    elif status == "public":
-        raise StoreError("a public binding needs a target URL", text=text)
-    passthrough = obj.get("passthrough", False)
-    if not isinstance(passthrough, bool):
-        raise StoreError("field 'passthrough' must be true or false")
-    erc, support = _erc(obj, "erc"), _erc(obj, "support")
-    reason = _opt_text(obj, "tombstone_reason")
-    tombstoned_at = _time_text(obj.get("tombstoned_at"), "tombstoned_at")
-    if status == "tombstoned" and (not reason or tombstoned_at is None):
-        raise StoreError("a tombstoned binding needs tombstone_reason and tombstoned_at", text=text)
-    stamp = now()
-    created = _time_text(obj.get("created"), "created") or stamp
-    updated = _time_text(obj.get("updated"), "updated") or stamp
-    values = _checked_row((
-        kind, key, text, target, erc.who, erc.what, erc.when, erc.where,
-        support.who, support.what, support.when, support.where, int(passthrough), status,
-        naan, shoulder, reason, tombstoned_at, created, updated,
-    ))  # fmt: skip
-    return ImportRow(kind, key, naan, shoulder, status, values)
+            self._exec(cur, f"SELECT {API_KEY_COLS} FROM api_keys ORDER BY created, key_id")
+            return [api_key_from_row(row) for row in cur.fetchall()]

@@ -1,0 +1,209 @@
+"""JSON Lines: how bindings are exported and read back (``pidkit export`` / ``import``, the REST API).
+
+One binding per line, a JSON object as :meth:`~pidkit.store.base.Binding.to_dict` gives it, written
+compact and in UTF-8 (:func:`binding_line`).  Lines end at ``\\n`` only: a value may hold U+2028,
+U+2029 or U+0085, which ``str.splitlines`` would also split on (:func:`split_lines`).
+
+>>> from pidkit.store.base import Binding, Erc
+>>> b = Binding("ark", "ark:99999/x", "ark:99999/x", "https://e.org/", erc=Erc(what="a\\u2028b"))
+>>> parse_import_line(binding_line(b)).binding.erc.what
+'a\\u2028b'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+from collections.abc import Iterator
+from typing import Any, Final
+
+from ..errors import StoreError
+from . import _ids
+from .base import ERC_ELEMENTS, KINDS, STATUSES, Binding, Erc, validate_target
+from .rows import binding_values
+
+__all__ = ["ImportRow", "binding_line", "parse_import_line", "split_lines"]
+
+
+def binding_line(b: Binding) -> str:
+    """One export line (with its ``\\n``).
+
+    >>> from pidkit.store.base import Binding
+    >>> binding_line(Binding("uuid", "k", "k", None, status="reserved"))[:40]
+    '{"kind":"uuid","key":"k","text":"k","tar'
+    """
+    return json.dumps(b.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def split_lines(text: str) -> Iterator[str]:
+    """The lines of a JSON Lines text: split at ``\\n`` only (JSON escapes every other control
+    character, and a ``\\r`` before the ``\\n`` is JSON whitespace).
+
+    >>> list(split_lines('{"a":"x\\u2028y"}\\n{"b":1}\\r\\n'))
+    ['{"a":"x\\u2028y"}', '{"b":1}\\r']
+    """
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+def _text(obj: dict[str, Any], name: str) -> str:
+    value = obj.get(name)
+    if not isinstance(value, str):
+        raise StoreError(f"field {name!r} must be a string")
+    return value
+
+
+def _opt_text(obj: dict[str, Any], name: str) -> str | None:
+    return None if obj.get(name) is None else _text(obj, name)
+
+
+_NO_ERC: Final = Erc()
+
+
+def _erc(obj: dict[str, Any], name: str) -> Erc:
+    value = obj.get(name)
+    if not value:
+        return _NO_ERC
+    if not isinstance(value, dict) or not all(isinstance(value.get(k, ""), str) for k in ERC_ELEMENTS):
+        raise StoreError(f"field {name!r} must be an object of who/what/when/where strings")
+    return Erc(*(value.get(k, "") for k in ERC_ELEMENTS))
+
+
+def _time(value: object, field: str) -> _dt.datetime | None:
+    """A timestamp of an import line (ISO 8601 with a time zone), in UTC."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise StoreError(f"{field} must be an ISO 8601 string or null")
+    try:
+        when = _dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise StoreError(f"{field} is not an ISO 8601 timestamp", text=value) from None
+    if when.tzinfo is None:
+        raise StoreError(f"{field} has no time zone", text=value)
+    try:
+        return when.astimezone(_dt.UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-14:00 is past year 9999 in UTC
+        raise StoreError(f"{field} is out of range in UTC", text=value) from None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ImportRow:
+    """One import line as the store will write it.
+
+    Authorization checks (the web API's key scope) look at :attr:`binding`, so they check exactly
+    what is written.
+    """
+
+    binding: Binding
+    #: :attr:`binding` as the ``bindings`` row (:func:`pidkit.store.rows.binding_values`).
+    values: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, binding: Binding) -> ImportRow:
+        """The row of ``binding`` (its strings checked: a bad one is refused naming the field)."""
+        return cls(binding, binding_values(binding))
+
+    @property
+    def kind(self) -> str:
+        """The id kind."""
+        return self.binding.kind
+
+    @property
+    def key(self) -> str:
+        """The canonical key."""
+        return self.binding.key
+
+    @property
+    def naan(self) -> str | None:
+        """The NAAN (ARKs)."""
+        return self.binding.naan
+
+    @property
+    def shoulder(self) -> str | None:
+        """The shoulder (ARKs)."""
+        return self.binding.shoulder
+
+    @property
+    def status(self) -> str:
+        """The status written."""
+        return self.binding.status
+
+
+def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRow:
+    """Validate one JSON Lines record (an export line, or a hand-written one: ``kind`` defaults to
+    ``ark``) and return the row it writes; raise :class:`~pidkit.errors.PidkitError` naming the problem.
+    ``created``/``updated`` default to ``now`` (default: the current time).
+
+    >>> row = parse_import_line('{"text": "ark:/99999/fk4-x1", "target": "https://e.org/"}')
+    >>> row.kind, row.key, row.naan, row.shoulder
+    ('ark', 'ark:99999/fk4x1', '99999', 'fk4')
+    >>> late = '"created": "9999-12-31T23:59:59-14:00"'
+    >>> parse_import_line('{"text": "ark:99999/x", "status": "reserved", ' + late + '}')
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: created is out of range in UTC in '9999-12-31T23:59:59-14:00'
+    """
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise StoreError("not JSON we read (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer longer than int_max_str_digits
+        raise StoreError(f"not JSON we read ({exc})") from None
+    if not isinstance(obj, dict):
+        raise StoreError("not a JSON object")
+    kind = _text(obj, "kind") if "kind" in obj else "ark"  # hand-written imports: ARKs by default
+    text = _text(obj, "text")
+    if kind not in KINDS:
+        raise StoreError(f"unknown id kind (one of {', '.join(KINDS)})", text=kind)
+    naan = shoulder = None
+    if kind == "ark":
+        k = _ids.ark_key(text)
+        key, naan, shoulder = k.key, k.naan, k.shoulder
+    else:
+        key = _ids.canonical(kind, text)
+    given_key = obj.get("key")
+    if given_key is not None and given_key != key:
+        raise StoreError(f"key {given_key!r} is not the canonical form of text (expected {key!r})")
+    status = _text(obj, "status") if "status" in obj else "public"
+    if status not in STATUSES:
+        raise StoreError("status must be public, reserved or tombstoned", text=str(status))
+    target = _opt_text(obj, "target")
+    if target is not None:
+        validate_target(target)
+    elif status == "public":
+        raise StoreError("a public binding needs a target URL", text=text)
+    passthrough = obj.get("passthrough", False)
+    if not isinstance(passthrough, bool):
+        raise StoreError("field 'passthrough' must be true or false")
+    reason = _opt_text(obj, "tombstone_reason")
+    tombstoned_at = _time(obj.get("tombstoned_at"), "tombstoned_at")
+    if status == "tombstoned" and (not reason or tombstoned_at is None):
+        raise StoreError("a tombstoned binding needs tombstone_reason and tombstoned_at", text=text)
+    stamp = now or _dt.datetime.now(_dt.UTC)
+    binding = Binding(
+        kind=kind,
+        key=key,
+        text=text,
+        target=target,
+        erc=_erc(obj, "erc"),
+        support=_erc(obj, "support"),
+        passthrough=passthrough,
+        status=status,
+        naan=naan,
+        shoulder=shoulder,
+        tombstone_reason=reason,
+        tombstoned_at=tombstoned_at,
+        created=_time(obj.get("created"), "created") or stamp,
+        updated=_time(obj.get("updated"), "updated") or stamp,
+    )
+    return ImportRow.of(binding)  # every string checked here: a bad line is refused, never half-written
