@@ -349,7 +349,7 @@ def test_public_names() -> None:
 
 
 def _reference_permutation(size: int, seed: int, x: int) -> int:
-    """The documented construction (``pidkit.noid._FeistelPermutation``), written out independently."""
+    """The documented construction (``pidkit.ark.noid._FeistelPermutation``), written out independently."""
     m64 = 2**64 - 1
     phi = 0x9E3779B97F4A7C15
 
@@ -393,3 +393,28 @@ def test_templates_order_by_text() -> None:
     assert b > a
     assert a <= Template.parse("a.sd")
     assert sorted([b, a]) == [a, b]
+
+
+@given(
+    bits=st.integers(2, 300),  # halves up to 150 bits: the inlined path and the wide one
+    seed=st.integers(0, 2**64 - 1),
+    data=st.data(),
+)
+def test_fast_walk_equals_the_plain_walk(bits: int, seed: int, data: st.DataObject) -> None:
+    # The permutation is written twice: F inlined (halves of at most 64 bits) and the plain loop that
+    # calls F; they must agree wherever both apply (issue 12: a fast twin is kept only with this test).
+    from pidkit.ark.noid import _FeistelPermutation
+
+    size = data.draw(st.integers(2 ** (bits - 1) + 1, 2**bits))
+    perm = _FeistelPermutation(size, seed)
+    for _ in range(5):
+        x = data.draw(st.integers(0, size - 1))
+        assert perm(x) == perm.walk_plain(x)
+        assert perm(x) < size
+
+
+def test_minter_naan_checked_by_the_ark_rule() -> None:
+    with pytest.raises(PidkitError, match="NAAN must be betanumeric") as info:
+        Minter(".sd", "12l45")
+    assert info.value.position == 3
+    assert Minter(".sd", "").naan == ""  # no NAAN: the check characters cover the id alone

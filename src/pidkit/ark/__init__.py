@@ -1,7 +1,8 @@
 """ARKs (draft-kunze-ark-40): parsing, anatomy, normalization and containment.
 
 The value type is :class:`Ark` (defined in :mod:`pidkit.ark.syntax`); NOID check characters, templates
-and minters are in :mod:`pidkit.noid`.
+and minters are in :mod:`pidkit.ark.noid` (public name :mod:`pidkit.noid`); the character rules in
+:mod:`pidkit.ark.chars`.
 
 >>> from pidkit.ark import Ark, normalize
 >>> Ark.parse("ark:/12345/x6np1wh8k") == Ark.parse("https://example.com/ark:12345/x6np1wh8k")

@@ -32,7 +32,8 @@ from typing import Final, NamedTuple
 
 from ..codecs import BETANUMERIC_VALUE
 from ..errors import ArkError
-from ..noid import verify as _ncda_verify
+from .chars import HYPHEN, HYPHEN_LIKE, LETTERS_DIGITS, NAME_CHARS, PERCENT, STRUCTURAL
+from .noid import verify as _ncda_verify
 
 __all__ = [
     "DEFAULT_RESOLVER",
@@ -56,17 +57,7 @@ MAX_LENGTH: Final = 4096
 LABEL: Final = "ark:"
 OLD_LABEL: Final = "ark:/"
 
-#: §3.1: letters, digits and seven more characters may appear in Name and Qualifiers …
-_LETTERS_DIGITS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-NAME_CHARS: Final = frozenset(_LETTERS_DIGITS + "=~*+@_$")
-#: … and four whose meanings are reserved: %-encoding, the (insignificant) hyphen, and the structural
-#: characters '/' (hierarchy, §2.5.1) and '.' (variants, §2.5.2).
-PERCENT: Final = "%"
-HYPHEN: Final = "-"
-STRUCTURAL: Final = "/."
-#: §3.1 / §3.2 step 6: hyphen-like characters (U+2010 to U+2015) arrive in place of hyphens from pasted
-#: text; they are accepted and removed together with hyphens.
-HYPHEN_LIKE: Final = "\u2010\u2011\u2012\u2013\u2014\u2015"
+# §3.1 Name characters, hyphens and structural characters: pidkit.ark.chars.
 _NAME_REPERTOIRE: Final = NAME_CHARS | frozenset(PERCENT + HYPHEN + STRUCTURAL + HYPHEN_LIKE)
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
 
@@ -82,8 +73,8 @@ _NAAN_CHARS: Final = (
 INFLECTIONS: Final = ("?info", "??", "?")
 
 #: Characters of an NMA host[:port] and of its optional path (RFC 3986 unreserved, sub-delims, ':', '@').
-_HOST_CHARS: Final = frozenset(_LETTERS_DIGITS + ".-[]:")
-_PATH_CHARS: Final = frozenset(_LETTERS_DIGITS + "-._~!$&'()*+,;=:@%/")
+_HOST_CHARS: Final = frozenset(LETTERS_DIGITS + ".-[]:")
+_PATH_CHARS: Final = frozenset(LETTERS_DIGITS + "-._~!$&'()*+,;=:@%/")
 #: Visible ASCII, allowed in a query string (inflection).
 _QUERY_CHARS: Final = frozenset(chr(c) for c in range(0x21, 0x7F))
 _SCHEMES: Final = ("https://", "http://")

@@ -16,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from ..codecs import B64URL_ALPHABET, BETANUMERIC, b64url_decode, first_bad_char
-from ..errors import ArkError, LlidError, ParseError, StoreError
+from ..ark.chars import check_naan as check_naan  # the store checks NAANs and shoulders by the ARK rules
+from ..ark.chars import check_shoulder as check_shoulder
+from ..codecs import B64URL_ALPHABET, b64url_decode, first_bad_char
+from ..errors import LlidError, ParseError, StoreError
 
 #: A UUID in its 8-4-4-4-12 hex form (either case) or as 32 hex digits; canonical: lowercase, dashed.
 _UUID = re.compile(r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}")
@@ -171,38 +173,6 @@ def readings(text: str) -> list[tuple[str, str]]:
         except (ParseError, ImportError):
             continue
     return out
-
-
-def check_naan(naan: str) -> str:
-    """A NAAN is a non-empty string of betanumeric characters (draft-kunze-ark-40 §2.3); kept a string.
-
-    >>> check_naan("12345")
-    '12345'
-    >>> check_naan("12 45")
-    Traceback (most recent call last):
-    ...
-    pidkit.errors.ArkError: NAAN must be betanumeric (0-9 and bcdfghjkmnpqrstvwxz) in '12 45' at position 3
-    """
-    if not naan:
-        raise ArkError("empty NAAN", text=naan)
-    bad = first_bad_char(naan, BETANUMERIC)
-    if bad is not None:
-        raise ArkError("NAAN must be betanumeric (0-9 and bcdfghjkmnpqrstvwxz)", text=naan, position=bad)
-    return naan
-
-
-def check_shoulder(shoulder: str) -> str:
-    """A shoulder is a non-empty betanumeric string (draft-kunze-ark-40 §2.4.1).
-
-    >>> check_shoulder("fk4")
-    'fk4'
-    """
-    if not shoulder:
-        raise ArkError("empty shoulder", text=shoulder)
-    bad = first_bad_char(shoulder, BETANUMERIC)
-    if bad is not None:
-        raise ArkError("shoulder must be betanumeric", text=shoulder, position=bad)
-    return shoulder
 
 
 def template_prefix(template: str) -> str:

@@ -50,7 +50,7 @@ from typing import Any, Final
 import anyio
 import anyio.to_thread
 
-from ..ark.syntax import STRUCTURAL
+from ..ark.chars import STRUCTURAL
 from ..store import Resolution, Store
 
 __all__ = [
