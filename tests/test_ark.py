@@ -361,7 +361,7 @@ def test_anatomy_is_of_the_normalized_form(
     ],
 )
 def test_qualifiers_are_verbatim(text: str, qualifiers: str) -> None:
-    # pidkit.store._ids.passthrough_suffix relies on this: the requester's own spelling
+    # pidkit.store.keys.passthrough_suffix relies on this: the requester's own spelling
     assert Ark.parse(text).qualifiers == qualifiers
 
 

@@ -207,12 +207,12 @@ def test_tombstone_waits_for_a_mint_batch_in_progress(
 ) -> None:
     """A tombstone issued while a mint batch is between its "is it taken?" check and its insert must
     not commit before the batch does (else the batch mints the tombstoned id)."""
-    from pidkit.store import _ids
+    from pidkit.store import keys
 
     with open_store(store_url) as store, open_store(store_url) as observer:
         store.add_naan(NAAN, "t", shoulders=["fk4"])
         m = store.create_minter("race", naan=NAAN, template="fk4.reedeedk", seed=1)
-        nxt = f"ark:{NAAN}/" + _ids.make_minter(m.template, m.naan, m.seed).mint_at(0)
+        nxt = f"ark:{NAAN}/" + keys.make_minter(m.template, m.naan, m.seed).mint_at(0)
         checking = threading.Event()
         seen: list[Binding | None] = []
         assert isinstance(store, SqlStore)

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from ..errors import StoreError
-from . import _ids
+from . import keys
 from .base import ERC_ELEMENTS, KINDS, STATUSES, Binding, Erc, validate_target
 from .rows import binding_values
 
@@ -167,10 +167,10 @@ def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRo
         raise StoreError(f"unknown id kind (one of {', '.join(KINDS)})", text=kind)
     naan = shoulder = None
     if kind == "ark":
-        k = _ids.ark_key(text)
+        k = keys.ark_key(text)
         key, naan, shoulder = k.key, k.naan, k.shoulder
     else:
-        key = _ids.canonical(kind, text)
+        key = keys.canonical(kind, text)
     given_key = obj.get("key")
     if given_key is not None and given_key != key:
         raise StoreError(f"key {given_key!r} is not the canonical form of text (expected {key!r})")

@@ -27,8 +27,8 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from ..errors import StoreError
-from ._ids import ArkKey
 from .jsonl import ImportRow
+from .keys import ArkKey
 from .rows import BINDING_COLS, IMPORT_SETS
 from .sql import Cursor, SqlStore
 

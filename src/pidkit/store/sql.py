@@ -27,7 +27,7 @@ from typing import IO, Any, Final, Protocol
 
 from ..codecs import iso_z
 from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError, StoreError
-from . import _ids, migrations
+from . import keys, migrations
 from .base import (
     DEFAULT_BATCH,
     KINDS,
@@ -114,7 +114,7 @@ def _lookup(value: str) -> str:
     return value
 
 
-def _resolution(ark: str, k: _ids.ArkKey, found: Mapping[str, Binding]) -> Resolution | None:
+def _resolution(ark: str, k: keys.ArkKey, found: Mapping[str, Binding]) -> Resolution | None:
     """The store's resolution rule for ``ark`` (key ``k``) among the bindings ``found`` by key: the exact
     binding, else the longest bound public ancestor that allows passthrough, with the rest as suffix."""
     exact = found.get(k.key)
@@ -123,7 +123,7 @@ def _resolution(ark: str, k: _ids.ArkKey, found: Mapping[str, Binding]) -> Resol
     for ancestor in k.ancestors:
         b = found.get(ancestor)
         if b is not None and b.passthrough and b.status == "public" and k.key.startswith(ancestor):
-            return Resolution(b, _ids.passthrough_suffix(ark, k.naan, k.key[len(ancestor) :]))
+            return Resolution(b, keys.passthrough_suffix(ark, k.naan, k.key[len(ancestor) :]))
     return None
 
 
@@ -136,7 +136,7 @@ class SqlStore(Store):
     """The shared SQL implementation; subclasses provide the connection handling."""
 
     def __init__(self) -> None:
-        self._makers: dict[tuple[str, str, int], _ids.IdMaker] = {}
+        self._makers: dict[tuple[str, str, int], keys.IdMaker] = {}
 
     # -- backend hooks ------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -215,13 +215,13 @@ class SqlStore(Store):
         self._exec(
             cur,
             "INSERT INTO shoulders (naan, shoulder, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-            (naan, _ids.check_shoulder(shoulder), now()),
+            (naan, keys.check_shoulder(shoulder), now()),
         )
 
     def add_naan(self, naan: str, name: str = "", *, shoulders: Iterable[str] = ()) -> Naan:
         """Register a NAAN with its shoulders."""
-        _ids.check_naan(naan)
-        wanted = [_ids.check_shoulder(s) for s in shoulders]
+        keys.check_naan(naan)
+        wanted = [keys.check_shoulder(s) for s in shoulders]
         with self._transaction(write=True) as cur:
             self._exec(
                 cur,
@@ -258,7 +258,7 @@ class SqlStore(Store):
         """Create a named minter."""
         if not name.strip() or name != name.strip():
             raise StoreError("a minter name must be non-empty without surrounding spaces", text=name)
-        prefix = _ids.template_prefix(template)
+        prefix = keys.template_prefix(template)
         if seed is None:
             seed = secrets.randbits(63)  # fits a signed BIGINT
         with self._transaction(write=True) as cur:
@@ -294,11 +294,11 @@ class SqlStore(Store):
             self._exec(cur, f"SELECT {MINTER_COLS} FROM minters ORDER BY name")
             return [minter_from_row(row) for row in cur.fetchall()]
 
-    def _maker(self, info: MinterInfo) -> _ids.IdMaker:
+    def _maker(self, info: MinterInfo) -> keys.IdMaker:
         key = (info.template, info.naan, info.seed)
         maker = self._makers.get(key)
         if maker is None:
-            maker = self._makers[key] = _ids.make_minter(info.template, info.naan, info.seed)
+            maker = self._makers[key] = keys.make_minter(info.template, info.naan, info.seed)
         return maker
 
     def _reserve(self, cur: Cursor, name: str, count: int) -> tuple[MinterInfo, int]:
@@ -378,7 +378,7 @@ class SqlStore(Store):
             added = 0
             stamp = now()
             for text in ids:
-                blade = _ids.blade(naan, text)
+                blade = keys.blade(naan, text)
                 self._exec(
                     cur,
                     "INSERT INTO holds (naan, id, created) VALUES (?, ?, ?) "
@@ -472,7 +472,7 @@ class SqlStore(Store):
             return f"NAAN {naan} is not registered in this store"
         self._exec(cur, "SELECT name, template FROM minters WHERE naan = ? ORDER BY name", (naan,))
         for name, template in cur.fetchall():
-            problem = _ids.check_char_problem(text, template)
+            problem = keys.check_char_problem(text, template)
             if problem is not None:
                 return f"{problem} (minter {name})"
         return None
@@ -483,7 +483,7 @@ class SqlStore(Store):
         params: tuple[str, ...] = ()
         if ark is not None:
             sql += " WHERE kind = 'ark' AND key = ?"
-            params = (_ids.ark_key(_lookup(ark)).key,)
+            params = (keys.ark_key(_lookup(ark)).key,)
         with self._transaction(write=False) as cur:
             self._exec(cur, sql + " ORDER BY at, key", params)
             return [Override(r[0], r[1], r[2], time_from_stored(r[3])) for r in cur.fetchall()]
@@ -500,7 +500,7 @@ class SqlStore(Store):
         force: bool = False,
     ) -> Binding:
         """Create or partially update an ARK binding."""
-        k = _ids.ark_key(_lookup(ark))
+        k = keys.ark_key(_lookup(ark))
         return self._bind(
             "ark", k.key, ark, target, erc=erc, support=support, passthrough=passthrough,
             status=status, naan=k.naan, shoulder=k.shoulder, force=force,
@@ -519,7 +519,7 @@ class SqlStore(Store):
         """Create or partially update the binding of another kind of id."""
         if kind == "ark":
             return self.bind(value, target, erc=erc, support=support, status=status)
-        key = _ids.canonical(kind, _lookup(value))
+        key = keys.canonical(kind, _lookup(value))
         return self._bind(
             kind, key, value, target, erc=erc, support=support, passthrough=None,
             status=status, naan=None, shoulder=None,
@@ -539,14 +539,14 @@ class SqlStore(Store):
 
     def get_id(self, kind: str, value: str) -> Binding | None:
         """The binding of ``value`` as ``kind``."""
-        key = _ids.canonical(kind, _lookup(value))
+        key = keys.canonical(kind, _lookup(value))
         with self._single_read() as cur:
             found = self._select_keys(cur, [(kind, key)])
         return found[0] if found else None
 
     def find_ids(self, value: str) -> list[Binding]:
         """Every binding ``value`` names under any kind."""
-        pairs = _ids.readings(_lookup(value))
+        pairs = keys.readings(_lookup(value))
         with self._single_read() as cur:
             found = self._select_keys(cur, pairs)
         order = {kind: i for i, kind in enumerate(KINDS)}
@@ -558,13 +558,13 @@ class SqlStore(Store):
 
     def resolve_many(self, arks: Sequence[str]) -> list[Resolution | None]:
         """:meth:`resolve` of each ARK with one read of every key (each ARK and its ancestors)."""
-        wanted = [(ark, _ids.ark_key(_lookup(ark))) for ark in arks]
+        wanted = [(ark, keys.ark_key(_lookup(ark))) for ark in arks]
         if not wanted:
             return []
         found = {b.key: b for b in map(binding_from_row, self._ark_rows([k for _, k in wanted]))}
         return [_resolution(ark, k, found) for ark, k in wanted]
 
-    def _ark_rows(self, wanted: Sequence[_ids.ArkKey]) -> list[Any]:
+    def _ark_rows(self, wanted: Sequence[keys.ArkKey]) -> list[Any]:
         """The stored ARK rows among ``wanted`` and their ancestors: one statement for up to
         :data:`_CHUNK` keys (``IN (?, …)``), else one per chunk inside one read transaction."""
         keys = list(dict.fromkeys(key for k in wanted for key in (k.key, *k.ancestors)))
@@ -582,7 +582,7 @@ class SqlStore(Store):
         """Withdraw an ARK for good."""
         if not reason.strip():
             raise StoreError("a tombstone needs a reason", text=ark)
-        k = _ids.ark_key(ark)
+        k = keys.ark_key(ark)
         stamp = _dt.datetime.now(_dt.UTC)
         values = binding_values(Binding(
             "ark", k.key, ark, None, status="tombstoned", naan=k.naan, shoulder=k.shoulder,
@@ -709,9 +709,9 @@ class SqlStore(Store):
         by_kind: dict[str, list[str]] = {}
         for kind, key in sorted(pairs):
             by_kind.setdefault(kind, []).append(key)
-        for kind, keys in by_kind.items():
-            for i in range(0, len(keys), _CHUNK):
-                for key, status, naan in self._statuses(cur, kind, keys[i : i + _CHUNK]):
+        for kind, wanted in by_kind.items():
+            for i in range(0, len(wanted), _CHUNK):
+                for key, status, naan in self._statuses(cur, kind, wanted[i : i + _CHUNK]):
                     state[(kind, key)] = (status, naan)
         return state
 
@@ -753,9 +753,9 @@ class SqlStore(Store):
         self, naan: str, shoulder: str | None = None, *, label: str = ""
     ) -> tuple[ApiKey, str]:
         """Create a scoped API key; return it and its secret (shown once)."""
-        _ids.check_naan(naan)
+        keys.check_naan(naan)
         if shoulder is not None:
-            _ids.check_shoulder(shoulder)
+            keys.check_shoulder(shoulder)
         key_id = secrets.token_hex(_KEY_ID_BYTES)
         secret = f"pk_{key_id}_{secrets.token_urlsafe(_SECRET_BYTES)}"
         with self._transaction(write=True) as cur:

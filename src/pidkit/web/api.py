@@ -38,7 +38,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from ..ark import Ark
 from ..errors import PidkitError
 from ..store import ApiKey, Binding, Erc, MinterInfo, Store, check_text, parse_import_line, validate_target
-from ..store._ids import template_prefix, template_shoulder
+from ..store.keys import template_prefix, template_shoulder
 from .app import ApiError, store_of
 
 router = APIRouter(prefix="/api/v1", tags=["api"])

@@ -1,8 +1,8 @@
-"""The store's only contact with the id schemes: canonical keys, ARK anatomy and NOID minters.
+"""The keys the store files ids under: the canonical key of each id kind, ARK keys with their NAAN,
+shoulder and ancestors, held blades, and the NOID minters behind the ``minters`` table.
 
-Every rule here is delegated to the scheme's own module (``pidkit.ark``, ``pidkit.noid``, the value
-types); this module only adapts their answers to the store's columns, so that a scheme's rule lives
-in exactly one place.  The imports are lazy: the store module loads without them.
+The schemes' rules are their own modules' (:mod:`pidkit.ark`, :mod:`pidkit.ark.noid`, the value
+types); this module asks them and shapes the answers into the store's columns.
 
 >>> canonical("uuid", "0E4A9C1E-6B1F-4C3A-9D2B-1A2B3C4D5E6F")
 '0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f'
@@ -10,7 +10,6 @@ in exactly one place.  The imports are lazy: the store module loads without them
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -125,7 +124,8 @@ def _tid_key(text: str) -> str:
 
 
 def _gedcom_uid_key(text: str) -> str:
-    gedcom_uid = importlib.import_module("pidkit.gedcom_uid")
+    from .. import gedcom_uid
+
     return str(gedcom_uid.GedcomUid.parse(text))
 
 
