@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from ..atomic import STDIO, open_output
+from ..codecs import iso_z
 from ..errors import NotFoundError
 from ..store import ERC_ELEMENTS, ImportRejectedError, Store, default_url, open_store, redact_url
 from ._common import EXIT_INVALID, EXIT_OK, CliError, Subparsers, add_db_option, error_line
@@ -401,8 +402,8 @@ def cmd_apikey_list(args: argparse.Namespace) -> int:
     """``pidkit apikey list``."""
     with _store(args) as store:
         for k in store.list_api_keys():
-            revoked = k.revoked_at.isoformat() if k.revoked_at else "-"
-            created = k.created.isoformat() if k.created else "-"
+            revoked = iso_z(k.revoked_at) if k.revoked_at else "-"
+            created = iso_z(k.created) if k.created else "-"
             _out(f"{k.key_id}\t{k.naan}\t{k.shoulder or '*'}\t{k.label}\t{created}\t{revoked}")
     return EXIT_OK
 
