@@ -8,6 +8,8 @@ where a missing URL is a failure, so that CI can never pass them by skipping.
 from __future__ import annotations
 
 import os
+import secrets
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,24 @@ def postgres_url() -> str:
             pytest.fail("PIDKIT_TEST_POSTGRES_URL is not set under CI: PostgreSQL tests must run")
         pytest.skip("PIDKIT_TEST_POSTGRES_URL not set (export it to run the PostgreSQL tests)")
     return url
+
+
+@pytest.fixture
+def new_postgres_url(postgres_url: str) -> Iterator[Callable[[], str]]:
+    """A function giving URLs of fresh, empty PostgreSQL stores (each its own schema, dropped after)."""
+    import psycopg
+
+    made: list[str] = []
+
+    def new_url() -> str:
+        schema = f"pidkit_test_{secrets.token_hex(6)}"
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        made.append(schema)
+        sep = "&" if "?" in postgres_url else "?"
+        return f"{postgres_url}{sep}options=-csearch_path%3D{schema}"
+
+    yield new_url
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        for schema in made:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

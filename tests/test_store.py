@@ -6,7 +6,6 @@ import io
 import json
 import os
 import random
-import secrets
 import signal
 import sqlite3
 import subprocess
@@ -41,38 +40,20 @@ LATEST = max(m.version for m in load_migrations())
 Factory = Callable[[], tuple[str, Store]]
 
 
-def _pg_schema_url(base: str, schema: str) -> str:
-    sep = "&" if "?" in base else "?"
-    return f"{base}{sep}options=-csearch_path%3D{schema}"
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], str]]:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str]:
     """A function giving fresh, empty store URLs on one backend (a file in tmp_path / a new schema)."""
+    if request.param == "postgres":
+        new_postgres_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+        return new_postgres_url
     made: list[str] = []
-    if request.param == "sqlite":
 
-        def new_url() -> str:
-            path = tmp_path / f"store{len(made)}.db"
-            made.append(str(path))
-            return f"sqlite:///{path}"
+    def new_url() -> str:
+        path = tmp_path / f"store{len(made)}.db"
+        made.append(str(path))
+        return f"sqlite:///{path}"
 
-        yield new_url
-        return
-    base: str = request.getfixturevalue("postgres_url")
-    import psycopg
-
-    def new_pg_url() -> str:
-        schema = f"pidkit_test_{secrets.token_hex(6)}"
-        with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-        made.append(schema)
-        return _pg_schema_url(base, schema)
-
-    yield new_pg_url
-    with psycopg.connect(base, autocommit=True) as conn:
-        for schema in made:
-            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    return new_url
 
 
 @pytest.fixture

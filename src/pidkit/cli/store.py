@@ -1,4 +1,5 @@
-"""``pidkit init | naan | minter | mint | hold | bind | fetch | tombstone | export | import | apikey``.
+"""The store commands: ``init``, ``naan``, ``minter``, ``mint``, ``hold``, ``bind``, ``fetch``,
+``tombstone``, ``export``, ``import``, ``dump``, ``restore``, ``apikey``.
 
 Every command takes ``--db URL`` (default ``$PIDKIT_DATABASE_URL``, else ``sqlite:///pidkit.db``).
 
@@ -14,7 +15,7 @@ import argparse
 import io
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
 from ..atomic import STDIO, open_output
@@ -183,6 +184,30 @@ def register(sub: Subparsers) -> None:
     p.add_argument("file", metavar="FILE", help="a JSON Lines file, or - for standard input")
     add_db_option(p)
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser(
+        "dump",
+        help="everything the store holds (to move it)",
+        description="Write everything the store holds as JSON Lines: a header line, then NAANs, shoulders, "
+        "minters, the minted log, holds, bindings of every status, API keys (hashes only, never secrets) "
+        "and overrides, from one consistent snapshot. `pidkit restore` reads it into another store, "
+        "SQLite or PostgreSQL, which then never mints an id the source minted.",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", default=None, help="write to FILE (default stdout)")
+    add_db_option(p)
+    p.set_defaults(func=cmd_dump)
+
+    p = sub.add_parser(
+        "restore",
+        help="restore a dump into an empty store",
+        description="Restore a `pidkit dump` into an empty store (created if missing), all or nothing: a bad "
+        "line is reported with its number and nothing is restored. With --merge the store may hold data "
+        "already: rows that are there are kept as they are, never overwritten.",
+    )
+    p.add_argument("file", metavar="FILE", help="a dump file, or - for standard input")
+    p.add_argument("--merge", action="store_true", help="restore into a store that is not empty")
+    add_db_option(p)
+    p.set_defaults(func=cmd_restore)
 
     apikey = sub.add_parser("apikey", help="API keys for the server", description="Manage API keys.")
     key_sub = apikey.add_subparsers(dest="apikey_command", metavar="ACTION", required=True)
@@ -385,6 +410,42 @@ def cmd_import(args: argparse.Namespace) -> int:
             return EXIT_INVALID
     summary = f"imported {report.written} bindings ({report.created} new, {report.updated} updated)"
     print(summary, file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_dump(args: argparse.Namespace) -> int:
+    """``pidkit dump``: to stdout, or to a file (atomically)."""
+    with _store(args) as store:
+        if args.output is None:
+            counts = store.dump(sys.stdout)
+        else:
+            with open_output(args.output, text=True) as fp:
+                counts = store.dump(fp)
+    print(f"dumped {sum(counts.values())} rows ({_counts(counts)})", file=sys.stderr)
+    return EXIT_OK
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    """``3 naans, 1 minters`` …, the tables with rows.
+
+    >>> _counts({"naans": 1, "holds": 0, "bindings": 2})
+    '1 naans, 2 bindings'
+    """
+    return ", ".join(f"{n} {table}" for table, n in counts.items() if n) or "empty"
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """``pidkit restore``: all or nothing."""
+    with _store(args, create=True) as store:
+        if args.file == STDIO:
+            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
+            report = store.restore(stdin, merge=args.merge)
+        else:
+            with open(args.file, encoding="utf-8", newline="\n") as fp:
+                report = store.restore(fp, merge=args.merge)
+    skipped = sum(report.skipped.values())
+    kept = f"; {skipped} already there, kept ({_counts(report.skipped)})" if skipped else ""
+    print(f"restored {report.total} rows ({_counts(report.restored)}){kept}", file=sys.stderr)
     return EXIT_OK
 
 

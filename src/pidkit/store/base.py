@@ -65,6 +65,7 @@ __all__ = [
     "NotOwnerError",
     "Override",
     "Resolution",
+    "RestoreReport",
     "Status",
     "Store",
     "UnsafeLocationError",
@@ -470,6 +471,24 @@ class ImportReport:
         return self.created + self.updated
 
 
+@dataclass(frozen=True, slots=True)
+class RestoreReport:
+    """Result of :meth:`Store.restore`: rows restored and rows skipped (``merge``: already there, kept
+    as they were), per table.
+
+    >>> RestoreReport({"naans": 1}, {"naans": 0}).total
+    1
+    """
+
+    restored: Mapping[str, int]
+    skipped: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        """Rows restored in all."""
+        return sum(self.restored.values())
+
+
 class ImportRejectedError(StoreError):
     """An import refused as a whole (nothing written); ``problems`` lists ``(line number, message)``
     for every bad line, and ``line`` is the first one.
@@ -702,6 +721,19 @@ class Store(abc.ABC):
         :class:`NotOwnerError`, nothing written."""
 
     # -- API keys -----------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def dump(self, fp: IO[str]) -> Mapping[str, int]:
+        """Write everything the store holds to ``fp`` in the dump format (:mod:`pidkit.store.dump`),
+        from one consistent snapshot, streamed (memory does not grow with the store); return the row
+        count of each table."""
+
+    @abc.abstractmethod
+    def restore(self, lines: Iterable[str], *, merge: bool = False) -> RestoreReport:
+        """Restore a dump (its lines, header first), all or nothing in one transaction.  The store must
+        be empty unless ``merge``; then rows already there are kept as they are (never overwritten) and
+        counted as skipped.  A bad line raises :class:`~pidkit.errors.StoreError` naming its number, and
+        a dump whose rows do not match its header's counts (cut short) is refused."""
+
     @abc.abstractmethod
     def create_api_key(
         self, naan: str, shoulder: str | None = None, *, label: str = ""

@@ -22,14 +22,14 @@ execution is planned with its own parameters on the current statistics.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
 
 from ..errors import StoreError
 from .jsonl import ImportRow
 from .keys import ArkKey
-from .rows import BINDING_COLS, IMPORT_SETS
+from .rows import BINDING_COLS, IMPORT_SETS, Table
 from .sql import Cursor, SqlStore
 
 try:
@@ -53,6 +53,8 @@ DEEP_KEYS: Final = 16 * 1024
 class PostgresStore(SqlStore):
     """A store in a PostgreSQL database (``postgresql://`` URL)."""
 
+    backend = "postgresql"
+
     #: psycopg's ``prepare_threshold`` for the pooled connections: ``None``, never prepare.  A
     #: prepared statement's generic plan is made once per connection, on the statistics of that moment:
     #: made on an empty table (a fresh store) it kept using the ``bindings_by_naan`` index for key
@@ -65,6 +67,7 @@ class PostgresStore(SqlStore):
             raise StoreError("PostgreSQL needs the postgres extra: pip install 'pidkit[postgres]'")
         super().__init__()
         self._unique_errors = (psycopg.errors.UniqueViolation,)
+        self._db_errors = (psycopg.errors.IntegrityError, psycopg.errors.DataError)
         self._queries: dict[str, str] = {}
         size = max_size or int(_env_number("PIDKIT_PG_POOL_MAX", _DEFAULT_POOL_MAX, int))
         wait = timeout or _env_number("PIDKIT_PG_TIMEOUT", DEFAULT_TIMEOUT, float)
@@ -193,6 +196,32 @@ class PostgresStore(SqlStore):
         )
         if cur.rowcount != len(writes):
             self._import_refused(cur, writes)
+
+    @contextmanager
+    def _dump_reader(self) -> Iterator[Callable[[str], Iterator[Any]]]:
+        """One ``REPEATABLE READ`` read-only transaction (every query sees the same snapshot); each query
+        streams through a server-side cursor, so memory stays flat however large the table."""
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            names = iter(range(1 << 62))
+
+            def query(sql: str) -> Iterator[Any]:
+                with conn.cursor(name=f"pidkit_dump_{next(names)}") as cur:
+                    cur.itersize = 2000
+                    cur.execute(sql)
+                    yield from cur
+
+            yield query
+
+    def _insert_rows(self, cur: Cursor, table: Table, rows: Sequence[tuple[Any, ...]], merge: bool) -> int:
+        """``COPY`` into the table (the fast path of a restore into an empty store); a merge inserts
+        with ``ON CONFLICT DO NOTHING``."""
+        if merge or not isinstance(cur, psycopg.Cursor):
+            return super()._insert_rows(cur, table, rows, merge)
+        with cur.copy(f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        return len(rows)
 
     def _insert_minted(self, cur: Cursor, rows: Sequence[tuple[str, str, str, int, str]]) -> None:
         if isinstance(cur, psycopg.Cursor):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ..codecs import iso_z
@@ -27,6 +28,8 @@ __all__ = [
     "BINDING_PARAMS",
     "IMPORT_SETS",
     "MINTER_COLS",
+    "TABLES",
+    "Table",
     "api_key_from_row",
     "binding_from_row",
     "binding_values",
@@ -47,6 +50,44 @@ BINDING_PARAMS: Final = ", ".join("?" * len(BINDING_COLUMNS))
 IMPORT_SETS: Final = ", ".join(f"{c} = excluded.{c}" for c in BINDING_COLUMNS if c not in ("kind", "key"))
 MINTER_COLS: Final = "name, naan, template, seed, counter, created"
 API_KEY_COLS: Final = "key_id, naan, shoulder, label, created, revoked_at"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One table as a dump carries it: its columns in table order, which of them may be NULL, which
+    hold integers (the rest hold text), and the order its rows are written in (its primary key)."""
+
+    name: str
+    columns: tuple[str, ...]
+    order: tuple[str, ...]
+    nullable: frozenset[str] = frozenset()
+    integers: frozenset[str] = frozenset()
+
+
+#: Every table a store holds (but ``schema_version``), parents before children.
+TABLES: Final = (
+    Table("naans", ("naan", "name", "created"), ("naan",)),
+    Table("shoulders", ("naan", "shoulder", "created"), ("naan", "shoulder")),
+    Table(
+        "minters", ("name", "naan", "template", "seed", "counter", "created"), ("name",),
+        integers=frozenset({"seed", "counter"}),
+    ),
+    Table(
+        "minted", ("naan", "id", "minter", "position", "minted_at"), ("naan", "id"),
+        integers=frozenset({"position"}),
+    ),
+    Table("holds", ("naan", "id", "created"), ("naan", "id")),
+    Table(
+        "bindings", BINDING_COLUMNS, ("kind", "key"),
+        nullable=frozenset({"target", "naan", "shoulder", "tombstone_reason", "tombstoned_at"}),
+        integers=frozenset({"passthrough"}),
+    ),
+    Table(
+        "api_keys", ("key_id", "secret_hash", "naan", "shoulder", "label", "created", "revoked_at"),
+        ("key_id",), nullable=frozenset({"shoulder", "revoked_at"}),
+    ),
+    Table("overrides", ("kind", "key", "reason", "at"), ("kind", "key", "at")),
+)
 
 
 def stored_time(when: _dt.datetime | None) -> str | None:

@@ -21,8 +21,8 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import IO, Any, Final, Protocol
 
 from ..codecs import iso_z
@@ -42,12 +42,14 @@ from .base import (
     NotOwnerError,
     Override,
     Resolution,
+    RestoreReport,
     Status,
     Store,
     check_text,
     erc_changes,
     validate_target,
 )
+from .dump import DumpHeader, header_line, parse_header, parse_row, row_line
 from .jsonl import ImportRow, binding_line, parse_import_line
 from .rows import (
     API_KEY_COLS,
@@ -55,6 +57,8 @@ from .rows import (
     BINDING_PARAMS,
     IMPORT_SETS,
     MINTER_COLS,
+    TABLES,
+    Table,
     api_key_from_row,
     binding_from_row,
     binding_values,
@@ -93,6 +97,8 @@ class Cursor(Protocol):
     def fetchone(self) -> Any: ...  # pragma: no cover - protocol
 
     def fetchall(self) -> list[Any]: ...  # pragma: no cover - protocol
+
+    def fetchmany(self, size: int = ..., /) -> list[Any]: ...  # pragma: no cover - protocol
 
     def executemany(self, query: Any, params_seq: Any, /) -> Any: ...  # pragma: no cover - protocol
 
@@ -168,6 +174,10 @@ class SqlStore(Store):
 
     #: Exceptions meaning "a UNIQUE key was violated".
     _unique_errors: tuple[type[BaseException], ...] = ()
+    #: Exceptions meaning "the database refused a statement" (a constraint, a type).
+    _db_errors: tuple[type[BaseException], ...] = ()
+    #: The backend's name in a dump header.
+    backend: str = "sql"
 
     def _q(self, sql: str) -> str:
         """The backend's spelling of ``sql`` (placeholders)."""
@@ -747,6 +757,120 @@ class SqlStore(Store):
             if found and found[0][1] == "tombstoned" and row.status != "tombstoned":
                 problems.append((number, f"{row.key} was tombstoned meanwhile; not rebound"))
         raise ImportRejectedError(problems or [(writes[0][0], "bindings changed during the import")])
+
+    # -- dump and restore -----------------------------------------------------------------------------
+    def _dump_reader(self) -> AbstractContextManager[Callable[[str], Iterator[Any]]]:
+        """A function that runs one query and streams its rows, every query reading one snapshot."""
+        return self._plain_dump_reader()
+
+    @contextmanager
+    def _plain_dump_reader(self) -> Iterator[Callable[[str], Iterator[Any]]]:
+        with self._transaction(write=False) as cur:
+
+            def query(sql: str) -> Iterator[Any]:
+                self._exec(cur, sql)
+                while rows := cur.fetchmany(_CHUNK):
+                    yield from rows
+
+            yield query
+
+    def dump(self, fp: IO[str]) -> Mapping[str, int]:
+        """Everything, as a dump (see :meth:`Store.dump`)."""
+        with self._dump_reader() as query:
+            counts = {t.name: int(next(query(f"SELECT COUNT(*) FROM {t.name}"))[0]) for t in TABLES}
+            schema = int(next(query("SELECT MAX(version) FROM schema_version"))[0])
+            fp.write(header_line(DumpHeader(self.backend, schema, counts)))
+            for table in TABLES:
+                sql = f"SELECT {', '.join(table.columns)} FROM {table.name} ORDER BY {', '.join(table.order)}"
+                for values in query(sql):
+                    fp.write(row_line(table, values))
+        return counts
+
+    def _insert_rows(self, cur: Cursor, table: Table, rows: Sequence[tuple[Any, ...]], merge: bool) -> int:
+        """Insert ``rows`` into ``table``; with ``merge`` a row whose key is there already is skipped.
+        Return how many were inserted."""
+        marks = ", ".join("?" * len(table.columns))
+        sql = f"INSERT INTO {table.name} ({', '.join(table.columns)}) VALUES ({marks})"
+        if merge:
+            sql += " ON CONFLICT DO NOTHING"
+        cur.executemany(self._q(sql), rows)
+        return max(cur.rowcount, 0)  # the sum over the rows (DB-API drivers here): a merge's skips excluded
+
+    def restore(self, lines: Iterable[str], *, merge: bool = False) -> RestoreReport:
+        """Restore a dump (see :meth:`Store.restore`)."""
+        numbered = enumerate(lines, 1)
+        first = next(numbered, None)
+        if first is None:
+            raise StoreError("empty dump: no header line", line=1)
+        header = parse_header(first[1])
+        schema = self.schema_version()
+        if header.schema > schema:
+            raise StoreError(
+                f"the dump is of schema {header.schema}, newer than this store's {schema}: "
+                "restore it with the pidkit that made it, or a newer one", line=1
+            )
+        order = {t.name: i for i, t in enumerate(TABLES)}
+        restored = dict.fromkeys(order, 0)
+        seen = dict.fromkeys(order, 0)
+        with self._transaction(write=True) as cur:
+            self._lock_migrations(cur)
+            if not merge:
+                for table in TABLES:
+                    self._exec(cur, f"SELECT 1 FROM {table.name} LIMIT 1")
+                    if cur.fetchone() is not None:
+                        raise StoreError(
+                            f"the store is not empty (table {table.name} has rows): restore into an empty "
+                            "store, or merge (rows already there are kept)"
+                        )
+            current: Table | None = None
+            chunk: list[tuple[int, tuple[Any, ...]]] = []  # (line number, values)
+            for number, line in numbered:
+                if not line.strip():
+                    continue
+                name, values = parse_row(line, number)
+                table = TABLES[order[name]]
+                if table is not current:
+                    if current is not None and order[name] < order[current.name]:
+                        raise StoreError(
+                            f"{name} rows after {current.name} rows: a dump lists each table once, "
+                            "in the order pidkit writes them", line=number
+                        )
+                    if chunk and current is not None:
+                        restored[current.name] += self._restore_chunk(cur, current, chunk, merge)
+                    current, chunk = table, []
+                chunk.append((number, values))
+                seen[name] += 1
+                if len(chunk) >= _CHUNK:
+                    restored[table.name] += self._restore_chunk(cur, table, chunk, merge)
+                    chunk = []
+            if chunk and current is not None:
+                restored[current.name] += self._restore_chunk(cur, current, chunk, merge)
+            wrong = [f"{t}: {seen[t]} of {n}" for t, n in header.counts.items() if seen.get(t, 0) != n]
+            wrong += [f"{t}: {n}, not in the header" for t, n in seen.items() if n and t not in header.counts]
+            if wrong:
+                problems = "; ".join(wrong)
+                raise StoreError(f"rows and header disagree (dump cut short?): {problems}; nothing restored")
+        return RestoreReport(restored, {t: seen[t] - restored[t] for t in seen})
+
+    def _restore_chunk(
+        self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]], merge: bool
+    ) -> int:
+        """Insert a chunk of dump rows (``(line number, values)``); a row the database refuses (a
+        duplicate key, a broken reference, a check) is found again row by row to name its line."""
+        self._exec(cur, "SAVEPOINT pidkit_restore")
+        try:
+            inserted = self._insert_rows(cur, table, [values for _, values in rows], merge)
+        except self._db_errors:
+            self._exec(cur, "ROLLBACK TO SAVEPOINT pidkit_restore")
+            for number, values in rows:  # the whole transaction is rolled back after the first failure
+                try:
+                    self._insert_rows(cur, table, [values], merge)
+                except self._db_errors as exc:
+                    said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    raise StoreError(f"{table.name} row refused: {said}", line=number) from None
+            raise  # pragma: no cover - every row alone went in, so the chunk should have too
+        self._exec(cur, "RELEASE SAVEPOINT pidkit_restore")
+        return inserted
 
     # -- API keys -----------------------------------------------------------------------------------
     def create_api_key(

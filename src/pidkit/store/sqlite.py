@@ -63,6 +63,8 @@ class SqliteStore(SqlStore):
     """A store in a SQLite file (or ``":memory:"``)."""
 
     _unique_errors = (sqlite3.IntegrityError,)
+    _db_errors = (sqlite3.IntegrityError, sqlite3.DataError)
+    backend = "sqlite"
 
     def __init__(self, path: str) -> None:
         super().__init__()

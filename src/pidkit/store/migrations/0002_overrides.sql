@@ -4,7 +4,6 @@ CREATE TABLE overrides (
     kind    TEXT NOT NULL,
     key     TEXT NOT NULL,
     reason  TEXT NOT NULL,
-    at      TEXT NOT NULL
+    at      TEXT NOT NULL,
+    PRIMARY KEY (kind, key, at)
 );
-
-CREATE INDEX overrides_by_key ON overrides (kind, key);

@@ -1,0 +1,157 @@
+"""The dump format: everything a store holds, as JSON Lines, to move it without reissuing an id.
+
+The first line is the header, then every table's rows (:data:`pidkit.store.rows.TABLES`, parents
+first, each table in primary-key order), one row per line::
+
+    {"format":"pidkit-dump","version":1,"pidkit":"0.1.0","backend":"sqlite","schema":2,"counts":{…}}
+    {"table":"naans","row":{"naan":"99999","name":"Test","created":"2024-05-01T12:00:00.000000Z"}}
+    {"table":"minted","row":{"naan":"99999","id":"fk4x8d9m2q","minter":"m","position":0,…}}
+
+Values are written as the store keeps them (times as ISO 8601 UTC text with ``Z``, flags as 0/1), so a
+dump of a restored store equals the dump it was restored from after the header, whatever the backends.
+API keys carry only their hashes: a secret is never in a store, so never in a dump.  Unlike
+``pidkit export`` (bindings only), a dump holds the minted log, holds and minter counters: a store
+restored from it never mints an id the source minted.
+
+>>> line = row_line(TABLES[0], ("99999", "Test", "2024-05-01T12:00:00.000000Z"))
+>>> line
+'{"table":"naans","row":{"naan":"99999","name":"Test","created":"2024-05-01T12:00:00.000000Z"}}\\n'
+>>> parse_row(line, 2)
+('naans', ('99999', 'Test', '2024-05-01T12:00:00.000000Z'))
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from .. import __version__
+from ..errors import StoreError
+from .base import check_text
+from .rows import TABLES, Table
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "DumpHeader",
+    "header_line",
+    "parse_header",
+    "parse_row",
+    "row_line",
+]
+
+FORMAT: Final = "pidkit-dump"
+#: Version of this format (not of the schema: the header says which schema the rows follow).
+VERSION: Final = 1
+_BY_NAME: Final = {t.name: t for t in TABLES}
+
+
+@dataclass(frozen=True, slots=True)
+class DumpHeader:
+    """What the first line of a dump says: where it came from and how many rows of each table follow."""
+
+    backend: str
+    schema: int
+    counts: Mapping[str, int]
+    pidkit: str = __version__
+
+
+def header_line(header: DumpHeader) -> str:
+    """The header line (with its ``\\n``).
+
+    >>> header_line(DumpHeader("sqlite", 2, {"naans": 1}))  # doctest: +ELLIPSIS
+    '{"format":"pidkit-dump","version":1,"pidkit":"...","backend":"sqlite","schema":2,"counts":{"naans":1}}\\n'
+    """
+    obj = {
+        "format": FORMAT,
+        "version": VERSION,
+        "pidkit": header.pidkit,
+        "backend": header.backend,
+        "schema": header.schema,
+        "counts": dict(header.counts),
+    }
+    return json.dumps(obj, separators=(",", ":")) + "\n"
+
+
+def row_line(table: Table, values: tuple[Any, ...] | list[Any]) -> str:
+    """One row of ``table`` as a dump line (with its ``\\n``)."""
+    row = dict(zip(table.columns, values, strict=True))
+    return json.dumps({"table": table.name, "row": row}, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _load(line: str, number: int) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"not JSON ({exc.msg} at column {exc.colno})", line=number) from None
+    except (RecursionError, ValueError) as exc:
+        raise StoreError(f"not JSON we read ({type(exc).__name__})", line=number) from None
+
+
+def parse_header(line: str) -> DumpHeader:
+    """The header of a dump (its first line); :class:`~pidkit.errors.StoreError` if it is not one.
+
+    >>> parse_header('{"format":"pidkit-dump","version":1,"pidkit":"0.1.0","backend":"sqlite","schema":2,'
+    ...              '"counts":{}}').backend
+    'sqlite'
+    >>> parse_header('{"kind":"ark"}')
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: not a pidkit dump (no "format": "pidkit-dump" header) on line 1
+    """
+    obj = _load(line, 1)
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        raise StoreError(f'not a pidkit dump (no "format": "{FORMAT}" header)', line=1)
+    if obj.get("version") != VERSION:
+        raise StoreError(f"dump format version {obj.get('version')!r} (this pidkit reads {VERSION})", line=1)
+    counts = obj.get("counts")
+    schema = obj.get("schema")
+    if not isinstance(counts, dict) or not all(
+        isinstance(k, str) and type(v) is int for k, v in counts.items()
+    ):
+        raise StoreError('header "counts" must map table names to row counts', line=1)
+    if type(schema) is not int:
+        raise StoreError('header "schema" must be an integer', line=1)
+    return DumpHeader(str(obj.get("backend", "")), schema, counts, str(obj.get("pidkit", "")))
+
+
+def parse_row(line: str, number: int) -> tuple[str, tuple[Any, ...]]:
+    """``(table, values)`` of a row line: exactly the table's columns, each a string (checked as the
+    store checks text), an integer where the column holds one, NULL only where allowed.
+
+    >>> parse_row('{"table":"holds","row":{"naan":"9","id":"x"}}', 7)
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: holds row: missing created on line 7
+    """
+    obj = _load(line, number)
+    if not isinstance(obj, dict) or set(obj) != {"table", "row"} or not isinstance(obj["row"], dict):
+        raise StoreError('a dump line is {"table": NAME, "row": {COLUMN: VALUE, …}}', line=number)
+    table = _BY_NAME.get(obj["table"]) if isinstance(obj["table"], str) else None
+    if table is None:
+        raise StoreError(f"unknown table {obj['table']!r}", line=number)
+    row: dict[str, Any] = obj["row"]
+    if row.keys() != set(table.columns):
+        missing = [c for c in table.columns if c not in row]
+        extra = [c for c in row if c not in table.columns]
+        problems = [f"missing {', '.join(missing)}"] if missing else []
+        problems += [f"unexpected {', '.join(extra)}"] if extra else []
+        raise StoreError(f"{table.name} row: {', '.join(problems)}", line=number)
+    values = tuple(row[c] for c in table.columns)
+    for column, value in zip(table.columns, values, strict=True):
+        if value is None:
+            if column not in table.nullable:
+                raise StoreError(f"{table.name}.{column} must not be null", line=number)
+        elif column in table.integers:
+            if type(value) is not int:
+                raise StoreError(f"{table.name}.{column} must be an integer", line=number)
+        elif not isinstance(value, str):
+            raise StoreError(f"{table.name}.{column} must be a string", line=number)
+        else:
+            try:
+                check_text(value, f"{table.name}.{column}")
+            except StoreError as exc:
+                raise StoreError(exc.message, text=exc.text, position=exc.position, line=number) from None
+    return table.name, values

@@ -1,0 +1,252 @@
+"""``pidkit dump`` / ``restore`` (issue 13): a store moves between backends without reissuing an id.
+
+Every test runs on SQLite and on PostgreSQL; the round trip crosses them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pidkit.errors import StoreError
+from pidkit.noid import Minter
+from pidkit.store import Erc, Store, open_store
+from pidkit.store.rows import TABLES
+
+NAAN = "99999"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_url(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str]:
+    if request.param == "postgres":
+        pg: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+        return pg
+    count = iter(range(1000))
+    return lambda: f"sqlite:///{tmp_path / f'store{next(count)}.db'}"
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> Callable[[], str]:
+    count = iter(range(1000))
+    return lambda: f"sqlite:///{tmp_path / f'other{next(count)}.db'}"
+
+
+def _fill(store: Store) -> list[str]:
+    """A store with every kind of row: minted-but-unbound ids, holds, tombstones, reserved ids, several
+    minters, a forced binding, other id kinds, API keys (one revoked).  Returns the minted ids."""
+    store.add_naan(NAAN, "Test", shoulders=["fk4", "b5"])
+    store.add_naan("12345", "Other")
+    store.create_minter("a", naan=NAAN, template="fk4.reedeedk", seed=3)
+    store.create_minter("b", naan=NAAN, template="b5.sdd", seed=0)
+    minted = store.mint("a", 40) + store.mint("b", 5)
+    store.add_hold("a", Minter("fk4.reedeedk", NAAN, seed=3).mint_at(40))
+    store.bind(minted[0], "https://example.org/0", erc=Erc(who="Austin, Larry", what="A\u2028Study"))
+    store.bind(minted[1], None, status="reserved")
+    store.bind(minted[2], "https://example.org/2", passthrough=True)
+    store.tombstone(minted[3], "withdrawn")
+    store.tombstone("ark:99999/fk4never", "withdrawn before it was minted")
+    store.bind("ark:55555/x1", "https://example.org/forced", force=True)
+    store.bind_id("tid", "3jzfcijpj2z2a", "https://example.org/tid")
+    store.create_api_key(NAAN, label="all")
+    revoked, _ = store.create_api_key(NAAN, "b5", label="b5")
+    store.revoke_api_key(revoked.key_id)
+    return minted
+
+
+def _dump(store: Store) -> list[str]:
+    out = io.StringIO()
+    store.dump(out)
+    return split_lines_keeping_ends(out.getvalue())
+
+
+def split_lines_keeping_ends(text: str) -> list[str]:
+    """JSON Lines end at \\n only (a value may hold U+2028, which str.splitlines would split on)."""
+    return [line + "\n" for line in text.split("\n")[:-1]]
+
+
+def _columns(url: str, table: str) -> list[tuple[str, bool]]:
+    """``(column, nullable)`` of ``table`` as the database itself describes it."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
+
+        lite = sqlite3.connect(url[len("sqlite:///") :])
+        try:
+            rows = lite.execute(f"PRAGMA table_info({table})").fetchall()
+        finally:
+            lite.close()
+        return [(r[1], not r[3] and not r[5]) for r in rows]
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        found = conn.execute(
+            "SELECT column_name, is_nullable = 'YES' FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = %s ORDER BY ordinal_position",
+            (table,),
+        ).fetchall()
+    return [(r[0], bool(r[1])) for r in found]
+
+
+def test_tables_match_the_schema(new_url: Callable[[], str]) -> None:
+    url = new_url()
+    with open_store(url) as store:
+        header = json.loads(_dump(store)[0])
+        assert header["schema"] == store.schema_version()
+    assert list(header["counts"]) == [t.name for t in TABLES]
+    for table in TABLES:
+        described = [(c, c in table.nullable) for c in table.columns]
+        assert _columns(url, table.name) == described, table.name
+
+
+def test_round_trip_across_backends_is_exact(
+    new_url: Callable[[], str], sqlite_url: Callable[[], str]
+) -> None:
+    with open_store(sqlite_url()) as source:
+        minted = _fill(source)
+        first = _dump(source)
+    with open_store(new_url()) as middle:
+        report = middle.restore(first)
+        assert report.total == sum(json.loads(first[0])["counts"].values())
+        second = _dump(middle)
+    with open_store(sqlite_url()) as last:
+        last.restore(second)
+        third = _dump(last)
+    assert first[1:] == second[1:] == third[1:]
+    assert json.loads(first[0])["counts"] == json.loads(second[0])["counts"]
+    # minting on a restored store never returns an id minted (or held, tombstoned) on the source
+    with open_store(sqlite_url()) as restored:
+        restored.restore(second)
+        fresh = restored.mint("a", 200) + restored.mint("b", 50)
+        assert not set(fresh) & set(minted)
+        assert "ark:99999/fk4never" not in fresh
+        held = f"ark:{NAAN}/" + Minter("fk4.reedeedk", NAAN, seed=3).mint_at(40)
+        assert held not in fresh
+        assert restored.get_minter("a").counter >= 40 + 200
+        b = restored.get_binding(minted[0])
+        assert b is not None
+        assert b.erc.what == "A\u2028Study"
+        assert [k.label for k in restored.list_api_keys()] == ["all", "b5"]
+        assert restored.list_overrides()[0].key == "ark:55555/x1"
+
+
+def test_restore_refuses_a_store_that_is_not_empty(new_url: Callable[[], str]) -> None:
+    with open_store(new_url()) as source:
+        _fill(source)
+        lines = _dump(source)
+    with open_store(new_url()) as target:
+        target.add_naan("11111")
+        with pytest.raises(StoreError, match="not empty"):
+            target.restore(lines)
+        assert [n.naan for n in target.list_naans()] == ["11111"]
+
+
+def test_merge_never_overwrites(new_url: Callable[[], str]) -> None:
+    with open_store(new_url()) as source:
+        minted = _fill(source)
+        lines = _dump(source)
+    with open_store(new_url()) as target:
+        target.add_naan(NAAN, "Target's own name")
+        target.bind(minted[0], "https://example.org/target-kept", force=True)
+        report = target.restore(lines, merge=True)
+        assert report.skipped["naans"] == 1
+        assert report.skipped["bindings"] == 1
+        assert target.get_naan(NAAN).name == "Target's own name"
+        b = target.get_binding(minted[0])
+        assert b is not None
+        assert b.target == "https://example.org/target-kept"
+        assert set(target.mint("a", 100)).isdisjoint(minted)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda ls: [*ls[:5], "{oops\n", *ls[5:]], "not JSON .* on line 6"),
+        (lambda ls: [*ls[:5], '{"table":"holds","row":{"naan":"9"}}\n', *ls[5:]], "missing id, created"),
+        (lambda ls: [*ls[:3], '{"table":"nope","row":{}}\n', *ls[3:]], "unknown table 'nope' on line 4"),
+        (lambda ls: ls[:-7], "rows and header disagree"),
+        (lambda ls: [ls[0], *ls[2:]], "naans: 1 of 2"),
+        (lambda ls: ls[1:], "not a pidkit dump .* on line 1"),
+        (lambda ls: [ls[0], *reversed(ls[1:])], "rows after"),
+        (lambda ls: [ls[0].replace('"schema":2', '"schema":99'), *ls[1:]], "newer than this store"),
+        (
+            lambda ls: [*ls[:2], ls[1].replace('"naan":"12345"', '"naan":"12345","x":1'), *ls[2:]],
+            "unexpected x on line 3",
+        ),
+        (lambda ls: [*ls[:2], ls[1], *ls[2:]], "naans row refused: .* on line 3"),
+    ],
+    ids=[
+        "not-json", "missing-column", "unknown-table", "cut-short", "count", "no-header",
+        "out-of-order", "newer", "extra-column", "duplicate",
+    ],
+)  # fmt: skip
+def test_a_bad_dump_restores_nothing(
+    new_url: Callable[[], str], damage: Callable[[list[str]], list[str]], message: str
+) -> None:
+    with open_store(new_url()) as source:
+        _fill(source)
+        lines = _dump(source)
+    with open_store(new_url()) as target:
+        with pytest.raises(StoreError, match=message):
+            target.restore(damage(lines))
+        counts = json.loads(_dump(target)[0])["counts"]
+        assert set(counts.values()) == {0}, counts
+
+
+def test_dump_streams_in_constant_memory(tmp_path: Path) -> None:
+    """The dump of 200,000 minted ids is written row by row: the Python heap does not grow with it."""
+    import tracemalloc
+
+    url = f"sqlite:///{tmp_path / 'big.db'}"
+    with open_store(url) as store:
+        store.add_naan(NAAN)
+        store.create_minter("z", naan=NAAN, template="z.zd", seed=0)
+        for _ in store.mint_batches("z", 200_000, batch_size=50_000):
+            pass
+        tracemalloc.start()
+        with open(os.devnull, "w") as sink:
+            store.dump(sink)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peak < 5_000_000, f"peak {peak:,} bytes"
+
+
+def _pidkit(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PIDKIT_DATABASE_URL"}
+    return subprocess.run(
+        [sys.executable, "-m", "pidkit", *args],
+        input=stdin, capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+
+
+def test_cli_dump_and_restore(tmp_path: Path, new_url: Callable[[], str]) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    with open_store(source) as store:
+        _fill(store)
+    out = tmp_path / "store.jsonl"
+    r = _pidkit("dump", "-o", str(out), "--db", source)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith("dumped ")
+    target = new_url()
+    r = _pidkit("restore", str(out), "--db", target)
+    assert r.returncode == 0, r.stderr
+    assert "restored " in r.stderr
+    r = _pidkit("restore", str(out), "--db", target)  # not empty any more
+    assert r.returncode == 1
+    assert r.stderr.startswith("pidkit: error: the store is not empty")
+    r = _pidkit("restore", "-", "--merge", "--db", target, stdin=out.read_text(encoding="utf-8"))
+    assert r.returncode == 0, r.stderr
+    assert "already there, kept" in r.stderr
+    lines = split_lines_keeping_ends(out.read_text(encoding="utf-8"))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join([*lines[:4], "{oops\n", *lines[4:]]), encoding="utf-8")
+    fresh = f"sqlite:///{tmp_path / 'fresh.db'}"
+    r = _pidkit("restore", str(bad), "--db", fresh)
+    assert r.returncode == 1
+    assert r.stderr.startswith("pidkit: error: not JSON") and "on line 5" in r.stderr
+    assert "Traceback" not in r.stderr
