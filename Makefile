@@ -10,13 +10,14 @@ PY ?= $(shell for p in $(PYTHON_CANDIDATES); do \
           echo $$p; break; fi; done)
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: help install test lint typecheck unit demo bench stress clean system-tools compiler
+.PHONY: help install test lint typecheck unit demo bench stress clean system-tools compiler libdb docs docs-serve
 
 help:
 	@echo "make demo   — create .venv, install, start the resolver and web UI on SQLite with a demo NAAN"
 	@echo "make test   — ruff, mypy (strict) and the test suite"
 	@echo "make bench  — benchmarks against the peer tools (figures go to docs/performance.md)"
 	@echo "make stress — the longer reliability and security suite"
+	@echo "make docs   — the documentation site (mkdocs-material) in site/, checked with --strict"
 
 $(BIN)/python:
 	@if [ -z "$(PY)" ]; then echo "pidkit needs Python 3.11 or newer on PATH (python3.11, python3.12, …)" >&2; exit 2; fi
@@ -27,6 +28,7 @@ $(BIN)/python:
 # the Python headers pidkit installs as pure Python (same ids, slower), and this says so.
 $(STAMP): pyproject.toml setup.py src/pidkit/_speedups.c | $(BIN)/python
 	@$(MAKE) --no-print-directory compiler
+	@$(MAKE) --no-print-directory libdb
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	@$(BIN)/python -c 'import importlib.util as u, sys; u.find_spec("pidkit._speedups") or print("make: pidkit._speedups was not built (no C compiler or Python headers): Library.Link ids use the pure-Python fallback", file=sys.stderr)'
 	@touch $@
@@ -41,20 +43,34 @@ compiler: | $(BIN)/python
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc; \
 	else echo "make: no C compiler ($$cc; sudo apt-get install -y gcc): pidkit installs with the pure-Python fallback" >&2; fi
 
+# BerkeleyDB's headers, which the berkeleydb package (the noid extra, in dev: reading NOID minter
+# databases) builds against: installed with apt-get when missing and we are root; otherwise say so.
+libdb:
+	@if [ -f /usr/include/db.h ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make: no BerkeleyDB headers: installing libdb-dev for the noid extra (berkeleydb)"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libdb-dev; \
+	else echo "make: no BerkeleyDB headers (sudo apt-get install -y libdb-dev): berkeleydb cannot be built" >&2; fi
+
 install: $(STAMP)
 
+# ruff, and the import-linter contracts of pyproject.toml (the layering DESIGN.md and docs/architecture.md describe)
 lint: install
 	$(BIN)/ruff check src tests benchmarks stress tools
+	$(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy
 
-# System tools some tests drive: Debian's chromium (browser tests), nginx (the nginx recipe in docs/),
-# fish (its completion script is loaded by a test) and gcc (the C helper pidkit._speedups, which a test
-# requires under CI; `make install` already installs it before building pidkit, see `compiler`).
-# Installed where missing when we can (root + apt-get); otherwise say what is missing: those tests then
-# fail under CI (CI=true) and are skipped elsewhere.
-SYSTEM_TOOLS := /usr/bin/chromium:chromium /usr/sbin/nginx:nginx-light /usr/bin/fish:fish /usr/bin/gcc:gcc
+# System tools some tests drive: Debian's chromium (browser tests), nginx (the nginx recipes in docs/ and
+# deploy/), fish (its completion script is loaded by a test), gcc (the C helper pidkit._speedups, which a
+# test requires under CI; `make install` already installs it before building pidkit, see `compiler`),
+# systemd (`systemd-analyze verify` of the units in deploy/) and curl (the ARK resolver quick start).
+# Installed where missing when we can (root + apt-get); otherwise say what is missing: the browser, nginx
+# and fish tests then fail under CI (CI=true) and are skipped elsewhere, the deploy and docs tests fail.
+# hadolint (the Dockerfile's linter), build and mkdocs-material come with the dev extra.
+SYSTEM_TOOLS := /usr/bin/chromium:chromium /usr/sbin/nginx:nginx-light /usr/bin/fish:fish /usr/bin/gcc:gcc \
+	/usr/bin/systemd-analyze:systemd /usr/bin/curl:curl
 system-tools:
 	@missing=""; for t in $(SYSTEM_TOOLS); do [ -x "$${t%%:*}" ] || missing="$$missing $${t##*:}"; done; \
 	if [ -z "$$missing" ]; then :; \
@@ -95,5 +111,14 @@ stress: install
 	  || echo "make: atheris did not install: the fuzz items run hypothesis only" >&2
 	@$(WITH_POSTGRES) $(BIN)/pytest -q -p no:cacheprovider stress $(PYTEST_ARGS)
 
+# The documentation site: docs/*.md with mkdocs-material (mkdocs.yml), into site/.  --strict: a broken
+# link, a missing page or a page left out of the navigation fails the build (tests/test_docs.py runs the
+# same build under `make test`).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist src/pidkit/*.so
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist site src/pidkit/*.so

@@ -18,7 +18,15 @@ same budget (2 worker processes).  Every process this module starts is stopped a
 Python client (:mod:`benchmarks.resolver.client`) is used instead, and the notes say so.  Set
 ``PIDKIT_BENCH_SKIP_RESOLVER=1`` to skip this benchmark.
 
-Run alone: ``.venv/bin/python -m benchmarks.bench_resolver [--quick]``.
+A second request set measures **registry-forwarded** resolution on the same pidkit servers: 100,000
+ARKs under the NAANs and shoulders of the public NAAN registry that the store does not serve (every
+registered NAAN but 99999, round-robin over the records with a usable target, the same blades), each
+answered from the in-memory registry with the record's redirect (issue 16: at the same requests/s as a
+local binding).
+
+Run alone: ``.venv/bin/python -m benchmarks.bench_resolver [--quick]``.  ``PIDKIT_BENCH_SKIP_ARKLET=1``
+leaves arklet out and ``PIDKIT_BENCH_SKIP_POSTGRES=1`` pidkit on PostgreSQL (a short run on a busy
+machine).
 """
 
 from __future__ import annotations
@@ -106,6 +114,43 @@ def make_bindings(n: int = N_ARKS) -> list[Binding]:
 
     names, _ = Minter(Template.parse(TEMPLATE), NAAN, seed=SEED).mint_batch(0, n)
     return [Binding(name, f"https://example.org/objects/{i:06d}/{name}") for i, name in enumerate(names)]
+
+
+@dataclass(frozen=True, slots=True)
+class Forwarded:
+    """One ARK of the registry-forwarded set: its path and the redirect the registry gives it."""
+
+    path: str
+    status: int
+    location: str
+
+
+def make_forwarded(bindings: Sequence[Binding]) -> list[Forwarded]:
+    """One ARK per binding under a registry record the benchmark store does not serve (every record but
+    NAAN 99999's, round-robin), with the blade of that binding; its expected redirect from
+    :mod:`pidkit.registry`."""
+    from pidkit import registry
+    from pidkit.errors import StoreError
+    from pidkit.store.redirects import validate_target
+
+    reg = registry.default()
+    records = []
+    for r in reg:
+        try:  # two 2024 records have a template without a host: the resolver answers them 404
+            validate_target(r.target.url.partition("$")[0] + "x")
+        except StoreError:
+            continue
+        if r.naan != NAAN:
+            records.append(r)
+    out = []
+    for i, b in enumerate(bindings):
+        r = records[i % len(records)]
+        path = f"/ark:{r.naan}/{r.shoulder}{b.name[len(SHOULDER):]}"
+        match = reg.resolve(path[1:])
+        if match is None:  # every record matches its own ARKs
+            raise SkipError(f"the registry does not resolve {path}")
+        out.append(Forwarded(path, match.http_code, match.target))
+    return out
 
 
 def _write_atomic(path: Path, lines: Iterator[str]) -> None:
@@ -237,6 +282,15 @@ def server(
             yield proc
         finally:
             _stop(proc)
+
+
+def check_forwarded_sample(port: int, forwarded: Sequence[Forwarded], n: int = 200) -> None:
+    """Resolve ``n`` random ARKs of the registry-forwarded set by hand: each must be its record's redirect."""
+    rng = random.Random(SEED)
+    for f in rng.sample(list(forwarded), n):
+        got = _get(port, f.path)
+        if got != (f.status, f.location):
+            raise SkipError(f"GET {f.path} gave {got}, expected {f.status} to {f.location}")
 
 
 def check_sample(port: int, bindings: Sequence[Binding], n: int = 200) -> None:
@@ -559,6 +613,8 @@ class Row:
     keepalive: bool
     load: Load
     rounds: tuple[float, ...]
+    #: Which request set: ``bound`` (the 100k bound ARKs) or ``registry`` (registry-forwarded ARKs).
+    requests: str = "bound"
 
 
 @dataclass(frozen=True, slots=True)
@@ -610,9 +666,15 @@ def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings
     bindings = make_bindings()
     paths_file, jsonl = write_data_files(bindings)
     paths = [b.path for b in bindings]
+    forwarded = make_forwarded(bindings)
+    forwarded_file = DATA / "registry-paths.txt"
+    _write_atomic(forwarded_file, (f.path + "\n" for f in forwarded))
+    request_sets = {"bound": (paths_file, paths), "registry": (forwarded_file, [f.path for f in forwarded])}
 
     arklet_ready = False
     try:
+        if os.environ.get("PIDKIT_BENCH_SKIP_ARKLET"):
+            raise SkipError("PIDKIT_BENCH_SKIP_ARKLET is set")
         versions.update(ensure_arklet())
         _log(f"loading {ARKLET_DB} (arklet's migrations + COPY)")
         load_arklet(bindings)
@@ -625,6 +687,9 @@ def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings
         ("SQLite", f"sqlite:///{DATA / 'pidkit.sqlite3'}"),
         ("PostgreSQL", pg_url(PIDKIT_PG_DB)),
     ):
+        if backend == "PostgreSQL" and os.environ.get("PIDKIT_BENCH_SKIP_POSTGRES"):
+            notes.append("pidkit on PostgreSQL not measured: PIDKIT_BENCH_SKIP_POSTGRES is set")
+            continue
         try:
             _log(f"loading the pidkit store on {backend}")
             load_pidkit(url, jsonl, len(bindings))
@@ -633,7 +698,7 @@ def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings
             notes.append(f"pidkit on {backend} not measured: {exc}")
             _log(notes[-1])
 
-    runs: dict[tuple[Target, bool], list[Load]] = {}
+    runs: dict[tuple[Target, bool, str], list[Load]] = {}
     with contextlib.ExitStack() as stack:
         targets: list[Target] = []
         if arklet_ready:
@@ -646,39 +711,46 @@ def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings
                 _log(notes[-1])
         for backend, url in stores:
             try:
-                targets.append(
-                    _start(
-                        stack,
-                        f"pidkit-{backend.lower()}",
-                        pidkit_argv,
-                        pidkit_env(url),
-                        bindings,
-                        "pidkit",
-                        backend,
-                    )
+                target = _start(
+                    stack,
+                    f"pidkit-{backend.lower()}",
+                    pidkit_argv,
+                    pidkit_env(url),
+                    bindings,
+                    "pidkit",
+                    backend,
                 )
+                check_forwarded_sample(target.port, forwarded)
+                targets.append(target)
             except SkipError as exc:
                 notes.append(f"pidkit on {backend} not measured: {exc}")
                 _log(notes[-1])
-        configs = [(t, keepalive) for t in targets for keepalive in (True, False)]
+        configs = [
+            (t, keepalive, kind)
+            for t in targets
+            for kind in (("bound", "registry") if t.server == "pidkit" else ("bound",))
+            for keepalive in (True, False)
+        ]
         notes.append(f"load average before the runs: {_loadavg()}")
-        for t, keepalive in configs:
-            measure(settings, t.port, paths_file, paths, keepalive, settings.warmup)
+        for t, keepalive, kind in configs:
+            measure(settings, t.port, *request_sets[kind], keepalive, settings.warmup)
         for i in range(settings.rounds):
-            for t, keepalive in configs:
-                load = measure(settings, t.port, paths_file, paths, keepalive, settings.measure)
-                runs.setdefault((t, keepalive), []).append(load)
+            for t, keepalive, kind in configs:
+                load = measure(settings, t.port, *request_sets[kind], keepalive, settings.measure)
+                runs.setdefault((t, keepalive, kind), []).append(load)
                 _log(
-                    f"round {i + 1}: {t.server} {t.backend} keep-alive {'on' if keepalive else 'off'}: "
+                    f"round {i + 1}: {t.server} {t.backend} {kind} "
+                    f"keep-alive {'on' if keepalive else 'off'}: "
                     f"{load.rps:,.0f} req/s, p50 {_ms(load.p50)} ms, p99 {_ms(load.p99)} ms, "
                     f"errors {load.errors}"
                 )
         notes.append(f"load average after the runs: {_loadavg()}")
     rows = []
-    for (t, keepalive), loads in runs.items():
+    for (t, keepalive, kind), loads in runs.items():
         ordered = sorted(loads, key=lambda ld: ld.rps)
         rows.append(
-            Row(t.server, t.backend, keepalive, ordered[len(ordered) // 2], tuple(ld.rps for ld in loads))
+            Row(t.server, t.backend, keepalive, ordered[len(ordered) // 2], tuple(ld.rps for ld in loads),
+                kind)
         )
     return rows, versions, notes, settings
 
@@ -690,9 +762,11 @@ def _loadavg() -> str:
         return "?"
 
 
-def _find(rows: Sequence[Row], server: str, backend: str, keepalive: bool) -> Load | None:
+def _find(
+    rows: Sequence[Row], server: str, backend: str, keepalive: bool, requests: str = "bound"
+) -> Load | None:
     for r in rows:
-        if r.server == server and r.backend == backend and r.keepalive == keepalive:
+        if (r.server, r.backend, r.keepalive, r.requests) == (server, backend, keepalive, requests):
             return r.load
     return None
 
@@ -729,6 +803,9 @@ def results(rows: Sequence[Row]) -> list[Result]:
                 )
             )
     return out
+
+
+_SETS: Final = {"bound": "bound", "registry": "registry-forwarded"}
 
 
 def _cpu() -> str:
@@ -783,21 +860,38 @@ def render_section(
         "target as Location, for `/ark:NAAN/…` and `/ark:/NAAN/…`); errors = responses outside 2xx/3xx + "
         "socket errors + timeouts",
         "",
-        "| server | database | keep-alive | requests/s | p50 ms | p99 ms | errors | requests "
+        "- registry-forwarded (pidkit only): the same blades under every registry record but NAAN "
+        f"{NAAN}'s (not served by the store), each answered from the in-memory NAAN registry with the "
+        "record's redirect; 200 sampled by hand before the runs",
+        "",
+        "| server | database | ARKs | keep-alive | requests/s | p50 ms | p99 ms | errors | requests "
         "| rounds (req/s) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ld = r.load
         errs = f"{ld.errors}" + (f" ({ld.error_detail})" if ld.error_detail else "")
         each = ", ".join(f"{x:,.0f}" for x in r.rounds)
         lines.append(
-            f"| {r.server} | {r.backend} | {'on' if r.keepalive else 'off'} | {ld.rps:,.0f} "
+            f"| {r.server} | {r.backend} | {_SETS[r.requests]} | {'on' if r.keepalive else 'off'} "
+            f"| {ld.rps:,.0f} "
             f"| {_ms(ld.p50)} | {_ms(ld.p99)} | {errs} | {ld.requests:,} | {each} |"
         )
     if not rows:
-        lines.append("| (nothing measured: see below) | | | | | | | | |")
-    lines += ["", "Goal: pidkit at least 3× arklet's requests/s, with a lower p99 and no errors.", ""]
+        lines.append("| (nothing measured: see below) | | | | | | | | | |")
+    lines += ["", "Goal: pidkit at least 3× arklet's requests/s, with a lower p99 and no errors; "
+              "registry-forwarded ARKs at the requests/s of bound ones.", ""]
+    for backend in ("SQLite", "PostgreSQL"):
+        for keepalive in (True, False):
+            local = _find(rows, "pidkit", backend, keepalive)
+            fwd = _find(rows, "pidkit", backend, keepalive, "registry")
+            if local is None or fwd is None or not local.rps:
+                continue
+            lines.append(
+                f"- pidkit on {backend}, keep-alive {'on' if keepalive else 'off'}: registry-forwarded "
+                f"{fwd.rps:,.0f} req/s = {fwd.rps / local.rps:.2f}× the bound ARKs' {local.rps:,.0f}, "
+                f"{fwd.errors} errors"
+            )
     for backend in ("SQLite", "PostgreSQL"):
         for keepalive in (True, False):
             mine = _find(rows, "pidkit", backend, keepalive)

@@ -3,6 +3,7 @@ schema), seeded with known bindings and API keys, and a test client over the app
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -96,3 +97,16 @@ def client(seeded: Seeded) -> Iterator[TestClient]:
 def auth(secret: str) -> dict[str, str]:
     """The Authorization header for an API key."""
     return {"Authorization": f"Bearer {secret}"}
+
+
+_TIME_LINE = re.compile(r"(created|updated): \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\n?")
+
+
+def without_times(anvl: str) -> str:
+    """``?info`` ANVL text without its closing ``created`` / ``updated`` lines (issue 13), after checking
+    that both are there, in that order, as ISO 8601 UTC with ``Z``."""
+    lines = anvl.splitlines(keepends=True)
+    tail = lines[-2:]
+    assert [line.split(":", 1)[0] for line in tail] == ["created", "updated"], anvl
+    assert all(_TIME_LINE.fullmatch(line) for line in tail), tail
+    return "".join(lines[:-2])

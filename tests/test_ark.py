@@ -439,7 +439,7 @@ def test_normalize_method_and_property_agree() -> None:
 
 def test_value_protocol() -> None:
     a = Ark.parse("ark:/12345/x6np1wh8k?info")
-    assert repr(a) == "Ark.parse('ark:/12345/x6np1wh8k?info')"
+    assert repr(a) == "Ark('ark:/12345/x6np1wh8k?info')"
     assert eval(repr(a), {"Ark": Ark}).label == "ark:/"
     assert str(a) == "ark:12345/x6np1wh8k"
     assert a != "ark:12345/x6np1wh8k"
@@ -448,7 +448,7 @@ def test_value_protocol() -> None:
     with pytest.raises(AttributeError):
         a._key = "x"
     with pytest.raises(TypeError):
-        Ark()
+        Ark()  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         Ark.parse(b"ark:12345/x")  # type: ignore[arg-type]
 
@@ -574,7 +574,7 @@ def test_parse_str_round_trip(text: str) -> None:
     b = Ark.parse(str(a))
     assert b == a
     assert (b.naan, b.name, b.qualifiers) == (a.naan, a.name, a.qualifiers)
-    assert Ark.parse(repr(a)[len("Ark.parse(") + 1 : -2]).text == a.text
+    assert Ark.parse(repr(a)[len("Ark(") + 1 : -2]).text == a.text
 
 
 @given(arks())
@@ -638,8 +638,9 @@ def test_parse_random_text_raises_only_pidkit_errors(text: str) -> None:
     try:
         a = Ark.parse(text)
     except PidkitError:
-        return
-    assert normalize(text) == a.normalized
+        pass  # the only errors it may raise
+    else:
+        assert normalize(text) == a.normalized
 
 
 @given(st.text(alphabet="ark:/.-%?htps0123456789bxAK", max_size=40))

@@ -50,11 +50,11 @@ def test_temp_file_of_a_killed_writer_is_removed_by_the_next(tmp_path: Path) -> 
         "with AtomicWriter(sys.argv[1]) as fh:\n"
         "    fh.write(b'half'); fh.flush(); print('ready', flush=True); time.sleep(60)\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(target)], stdout=subprocess.PIPE)
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == b"ready"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(30)
+    with subprocess.Popen([sys.executable, "-c", code, str(target)], stdout=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == b"ready"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
     stale = list(tmp_path.glob(temp_prefix(target) + "*.tmp"))
     assert len(stale) == 1
     assert target.read_bytes() == b"old"

@@ -162,3 +162,41 @@ def test_in_process_main_returns_codes(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["inspect", ""]) == 1
     assert main(["nonexistent-command"]) == 2
     capsys.readouterr()
+
+
+def test_inspect_xarkid_past_year_9999() -> None:
+    r = run("inspect", "________________AAAA")
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    assert "unix_ms: 281474976710655" in r.stdout and "after the year 9999" in r.stdout
+    r = run("inspect", "--json", "________________AAAA")
+    assert r.returncode == 0 and json.loads(r.stdout)["timestamp"] is None
+
+
+PERSON_MD = (
+    "# @docheader\n\n* @schema: http://schema.org/\n\n"
+    "# jon-postel [Person]\n\n* name: Jonathan Bruce Postel\n* birthDate: 1943-08-06\n"
+)
+
+
+def test_llid_versa_unknown_key_is_an_error(tmp_path: Path) -> None:
+    md = tmp_path / "people.md"
+    md.write_text(PERSON_MD)
+    r = run("llid", str(md), "--keys", "nosuch")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("pidkit: error: ")
+    assert "'nosuch'" in r.stderr and "'jon-postel'" in r.stderr and "line 5" in r.stderr
+    assert str(md) in r.stderr and "Traceback" not in r.stderr
+    r = run("llid", str(md), "--keys", "name,nosuch")
+    assert r.returncode == 1 and "'nosuch'" in r.stderr
+
+
+def test_llid_versa_without_schema_warns(tmp_path: Path) -> None:
+    md = tmp_path / "people.md"
+    md.write_text("# jon-postel [Person]\n* name: Jonathan Bruce Postel\n")
+    r = run("llid", str(md), "--keys", "name")
+    assert r.returncode == 0 and r.stdout.startswith("jon-postel\t")
+    assert r.stderr.startswith("pidkit: warning: ") and "@schema" in r.stderr and str(md) in r.stderr
+    with_schema = tmp_path / "schema.md"
+    with_schema.write_text(PERSON_MD)
+    r = run("llid", str(with_schema), "--keys", "name")
+    assert r.returncode == 0 and r.stderr == ""

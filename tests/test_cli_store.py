@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import stat
 import subprocess
 import sys
+import threading
+import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
 
+from _webutil import without_times
 from pidkit.cli.main import main
 from pidkit.noid import Minter
 from pidkit.store import open_store
@@ -62,7 +68,7 @@ def test_bind_fetch_tombstone(db: str) -> None:
     )  # fmt: skip
     assert (r.returncode, r.stdout) == (0, "ark:99999/fk4x1\tpublic\thttps://example.org/x1\n")
     r = run(db, "fetch", "ark:99999/fk4x1")
-    assert r.stdout == (
+    assert without_times(r.stdout) == (
         "erc:\nwho: Austin, Larry\nwhat: A Study\nwhen: 1952\nwhere: ark:99999/fk4x1\n"
         "erc-support:\nwho: UNT\nwhat: Permanent: Stable Content:\nwhen: (:unav)\nwhere: (:unav)\n"
     )
@@ -259,20 +265,93 @@ def test_init_creates_once(tmp_path: Path) -> None:
     assert run(db, "naan", "list").returncode == 0
 
 
+_NO_DIR = "directory /nonexistent/dir does not exist"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["mint", "m"], "no pidkit store at /nonexistent/dir/x.db"),
-        (["init"], "cannot create a store: no such directory in '/nonexistent/dir'"),
-        (["naan", "add", "99999"], "cannot create a store: no such directory in '/nonexistent/dir'"),
+        (["mint", "m"], f"no pidkit store at /nonexistent/dir/x.db: {_NO_DIR}"),
+        (["init"], f"cannot create a store at /nonexistent/dir/x.db: {_NO_DIR}"),
+        (["naan", "add", "99999"], f"cannot create a store at /nonexistent/dir/x.db: {_NO_DIR}"),
     ],
     ids=["mint", "init", "naan-add"],
 )
 def test_missing_directory_is_one_clear_line(args: list[str], message: str) -> None:
     r = run("sqlite:////nonexistent/dir/x.db", *args)
     assert r.returncode == 1
-    assert r.stderr.startswith(f"pidkit: error: {message}")
+    assert r.stderr == f"pidkit: error: {message}\n"
+    assert not os.path.exists("/nonexistent")
+
+
+def _timed(
+    db: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[float, subprocess.CompletedProcess[str]]:
+    started = time.monotonic()
+    r = subprocess.run(
+        [sys.executable, "-m", "pidkit", *args, "--db", db],
+        capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    return time.monotonic() - started, r
+
+
+@pytest.mark.parametrize(
+    ("db", "message"),
+    [
+        pytest.param(
+            "postgresql://postgres@127.0.0.1:1/x",
+            'cannot use PostgreSQL: connection failed: connection to server at "127.0.0.1", port 1 failed: '
+            "Connection refused; Is the server running on that host and accepting TCP/IP connections? "
+            "in 'postgresql://postgres@127.0.0.1:1/x'",
+            id="dead-port",
+        ),
+        pytest.param(
+            "postgresql://u:s3cret@127.0.0.1:1/x?password=s3cret",
+            "in 'postgresql://u:***@127.0.0.1:1/x?password=***'",
+            id="secrets-redacted",
+        ),
+        pytest.param(
+            "postgresql://postgres@127.0.0.1:1/x?sslmode=bogus",
+            'invalid sslmode value: "bogus"',
+            id="bad-parameter",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", [["mint", "fk4"], ["init"]], ids=["mint", "init"])
+def test_unusable_postgresql_is_one_line_at_once(command: list[str], db: str, message: str) -> None:
+    """Once, not once per retry of the pool (it logged every attempt until its timeout), and quick."""
+    seconds, r = _timed(db, *command)
+    assert r.returncode == 1
+    assert r.stderr.startswith("pidkit: error: cannot use PostgreSQL: ")
+    assert r.stderr.endswith("\n")
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert message in r.stderr
+    assert "s3cret" not in r.stderr
+    assert seconds < 2.5  # no pool timeout (3 s) waited for
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("command", [["mint", "fk4"], ["init"]], ids=["mint", "init"])
+def test_a_postgresql_database_that_does_not_exist_is_one_line(postgres_url: str, command: list[str]) -> None:
+    parts = urllib.parse.urlsplit(postgres_url)
+    db = urllib.parse.urlunsplit(parts._replace(path="/pidkit_no_such_database"))
+    seconds, r = _timed(db, *command)
+    assert r.returncode == 1
+    assert r.stderr.startswith("pidkit: error: cannot use PostgreSQL: connection failed: ")
+    assert r.stderr.endswith(f'FATAL: database "pidkit_no_such_database" does not exist in {db!r}\n')
     assert r.stderr.count("\n") == 1
+    assert seconds < 2.5
+
+
+def test_a_postgresql_server_that_never_answers_is_bounded_by_a_connect_timeout() -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel does), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        db = f"postgresql://postgres@127.0.0.1:{silent.getsockname()[1]}/x"
+        seconds, r = _timed(db, "naan", "list", env={"PIDKIT_PG_TIMEOUT": "2"})
+    assert r.returncode == 1
+    assert r.stderr == f"pidkit: error: cannot use PostgreSQL: connection timeout expired in '{db}'\n"
+    assert seconds < 10
 
 
 def test_a_file_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
@@ -294,6 +373,13 @@ def test_a_file_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
     conn.close()
 
 
+@pytest.mark.parametrize("args", [["init"], ["naan", "list"], ["mint", "m"]], ids=lambda a: "-".join(a))
+def test_a_directory_is_not_a_store(tmp_path: Path, args: list[str]) -> None:
+    r = run(f"sqlite:///{tmp_path}", *args)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == f"pidkit: error: is a directory, not a store file in '{tmp_path}'\n"
+
+
 def _seeded(db: str) -> None:
     run(db, "naan", "add", "99999")
     run(db, "bind", "ark:99999/fk4e1", "https://example.org/1", "--what", "One\u2028Two\u2029Three\x85Four")
@@ -310,13 +396,12 @@ def test_export_dash_is_stdout(db: str, tmp_path: Path) -> None:
     assert not (tmp_path / "-").exists()
 
 
-@pytest.mark.skipif(
-    os.geteuid() != 0 or not os.path.islink("/dev/stdout"),
-    reason="needs root (to be able to hurt /dev/stdout)"
-)
 def test_export_to_dev_stdout_keeps_the_device_link(db: str, tmp_path: Path) -> None:
+    """Written through, never replaced: as root the old temp-file-and-rename replaced the /dev/stdout
+    link itself; as another user it failed (no permission to write /dev)."""
     _seeded(db)
-    before = os.readlink("/dev/stdout")
+    kind = stat.S_IFMT(os.lstat("/dev/stdout").st_mode)
+    before = os.readlink("/dev/stdout") if stat.S_ISLNK(kind) else None
     out = tmp_path / "out.jsonl"
     with out.open("w") as fh:
         r = subprocess.run(
@@ -324,8 +409,8 @@ def test_export_to_dev_stdout_keeps_the_device_link(db: str, tmp_path: Path) -> 
             stdout=fh, stderr=subprocess.PIPE, text=True, timeout=120,
         )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert os.path.islink("/dev/stdout")
-    assert os.readlink("/dev/stdout") == before
+    assert stat.S_IFMT(os.lstat("/dev/stdout").st_mode) == kind
+    assert (os.readlink("/dev/stdout") if stat.S_ISLNK(kind) else None) == before
     assert json.loads(out.read_text(encoding="utf-8"))["key"] == "ark:99999/fk4e1"
 
 
@@ -364,3 +449,191 @@ def test_export_import_with_unicode_line_breaks_in_values(db: str, tmp_path: Pat
         assert _fetch(other, "ark:99999/fk4e1")["erc"] == {
             "who": "", "what": "One\u2028Two\u2029Three\x85Four", "when": "", "where": "",
         }  # fmt: skip
+
+
+def test_a_damaged_store_file_is_one_line(db: str, tmp_path: Path) -> None:
+    """The database failing under a command (here a damaged page of the bindings table) is one line
+    naming the store, not a traceback."""
+    _seeded(db)
+    path = tmp_path / "cli.db"
+    with sqlite3.connect(path) as conn:
+        page_size, root = conn.execute(
+            "SELECT (SELECT page_size FROM pragma_page_size), rootpage "
+            "FROM sqlite_master WHERE name = 'bindings'"
+        ).fetchone()
+    conn.close()
+    with path.open("r+b") as fh:
+        fh.seek(page_size * (root - 1))
+        fh.write(b"\xff" * page_size)
+    for args in (["export"], ["bind", "ark:99999/fk4e2", "https://example.org/2"]):
+        r = run(db, *args)
+        assert r.returncode == 1
+        assert r.stderr == f"pidkit: error: the store failed: database disk image is malformed (store {db})\n"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_serve_answers_503_while_its_sqlite_file_is_gone(tmp_path: Path) -> None:
+    """A real ``pidkit serve``: while the store file is moved away or deleted, writes get 503 (nothing
+    acknowledged goes to a file nobody can open); moved back, it serves again; every write answered
+    2xx is in the file at the end, none answered 503 is."""
+    import httpx
+
+    path = tmp_path / "served.db"
+    db = f"sqlite:///{path}"
+    assert run(db, "naan", "add", "99999").returncode == 0
+    secret = run(db, "apikey", "create", "--naan", "99999").stdout.strip()
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "PIDKIT_DATABASE_URL"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "pidkit", "serve", "--port", str(port), "--db", db, "--log-level", "warning"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+    ) as server:  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        answered: dict[str, int] = {}
+        auth = {"Authorization": f"Bearer {secret}"}
+        try:
+            with httpx.Client(base_url=base, headers=auth, timeout=30) as http:
+                for _ in range(300):
+                    try:
+                        http.get("/.well-known/ark")
+                        break
+                    except httpx.TransportError:
+                        assert server.poll() is None, server.communicate()[0]
+                        time.sleep(0.1)
+
+                def put(name: str) -> int:
+                    body = {"ark": f"ark:99999/{name}", "target": f"https://example.org/{name}"}
+                    answered[name] = http.put("/api/v1/bindings", json=body).status_code
+                    return answered[name]
+
+                assert put("b1") == 201
+                away = tmp_path / "away.db"
+                path.rename(away)
+                assert put("b2") == 503
+                assert http.get("/ark:99999/b1").status_code == 503
+                away.rename(path)  # back: the same file
+                assert put("b3") == 201
+                assert http.get("/ark:99999/b1", follow_redirects=False).status_code == 302
+                kept = tmp_path / "kept.db"
+                os.link(path, kept)  # to look inside afterwards
+                path.unlink()
+                assert put("b4") == 503
+                assert not path.exists()  # no new empty store in its place
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    assert answered == {"b1": 201, "b2": 503, "b3": 201, "b4": 503}
+    assert not path.exists()
+    with open_store(f"sqlite:///{kept}", create=False) as store:
+        assert [b.key for b in store.list_bindings()] == ["ark:99999/b1", "ark:99999/b3"]
+
+
+# -- pidkit mint under a real terminal (issue 11) ----------------------------------------------------
+
+
+def _under_a_terminal(
+    args: list[str], *, stdout: int, timeout: float = 120
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``pidkit ARGS`` with stdin and stderr on a new pseudo-terminal (100 columns, TERM=xterm),
+    stdout as given; return the process (exited) and everything the terminal received."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    # what rich (the progress bar) reads to decide on a terminal, left to the terminal itself
+    unset = ("PIDKIT_DATABASE_URL", "NO_COLOR", "TERM", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "FORCE_COLOR",
+             "COLUMNS", "LINES")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pidkit", *args],
+        stdin=slave, stdout=stdout, stderr=slave, env={**env, "TERM": "xterm"}, start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    received = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: every descriptor of the terminal's other end is closed
+                    break
+                if not chunk:
+                    break
+                received += chunk
+            elif proc.poll() is not None:
+                break
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc, received.decode("utf-8", "replace")
+
+
+@pytest.fixture
+def minter_db(db: str) -> str:
+    run(db, "naan", "add", "99999")
+    r = run(db, "minter", "create", "m", "--naan", "99999", "--template", "fk4.reedeedk", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    return db
+
+
+def test_mint_progress_on_the_terminal_ids_to_stdout(minter_db: str, tmp_path: Path) -> None:
+    """``pidkit mint m -n 20000 > minted.txt`` typed in a terminal: the progress bar goes to the terminal,
+    every id to the file, in minting order (rich's Progress would redirect stdout to the terminal)."""
+    n = 20_000
+    minted = tmp_path / "minted.txt"
+    with minted.open("wb") as out:
+        proc, terminal = _under_a_terminal(["mint", "m", "-n", str(n), "--batch", "1000", "--db", minter_db],
+                                           stdout=out.fileno())  # fmt: skip
+    assert proc.returncode == 0, terminal
+    reference = Minter("fk4.reedeedk", "99999", seed=3)
+    expected = [f"ark:99999/{reference.mint_at(i)}" for i in range(n)]
+    assert minted.read_text(encoding="ascii").splitlines() == expected
+    assert "ark:" not in terminal
+    assert "minting" in terminal  # the progress bar was drawn there
+    assert "Traceback" not in terminal
+
+
+def test_mint_into_a_reader_that_stops_early(minter_db: str) -> None:
+    """``pidkit mint m -n 200000 | head -n 1`` in a terminal: no traceback on the terminal, exit 0 (a
+    reader that went away is not an error), and minting stops at the batch that could not be written."""
+    read_end, write_end = os.pipe()
+    first: list[bytes] = []
+
+    def head() -> None:
+        with os.fdopen(read_end, "rb") as pipe:
+            first.append(pipe.readline())  # then the pipe closes, as head's does
+
+    reader = threading.Thread(target=head)
+    reader.start()
+    try:
+        proc, terminal = _under_a_terminal(
+            ["mint", "m", "-n", "200000", "--batch", "1000", "--db", minter_db], stdout=write_end
+        )
+    finally:
+        os.close(write_end)
+        reader.join(timeout=60)
+    assert first == [f"ark:99999/{Minter('fk4.reedeedk', '99999', seed=3).mint_at(0)}\n".encode()]
+    assert proc.returncode == 0, terminal
+    assert "Traceback" not in terminal
+    assert "Error" not in terminal
+    counter = int(run(minter_db, "minter", "list").stdout.split("\t")[4])
+    assert counter < 200_000  # it stopped

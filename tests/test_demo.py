@@ -84,6 +84,17 @@ def test_demo_serves_seeded_arks(tmp_path: Path) -> None:
         info = httpx.get(base + roles["public"] + "?info", timeout=10)
         assert info.text.startswith("erc:\nwho: Austin, Larry\n")
         assert httpx.get(base + "id/3jzfcijpj2z2a", timeout=10).status_code == 302
+        # the demo prints a sign-in for its back-office user, and it signs in
+        signin = re.search(r"demo back office: (\S+)  user (\S+)  password (\S+)  \(shown once\)", output)
+        assert signin is not None and signin[1] == base + "office/signin"
+        with httpx.Client(base_url=base, timeout=10) as browser:
+            page = browser.get("office/signin")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+            assert csrf is not None
+            form = {"csrf": csrf[1], "name": signin[2], "password": signin[3]}
+            r = browser.post("office/signin", data=form)
+            assert r.status_code == 303 and r.headers["location"] == "/office"
+            assert "Dashboard" in browser.get("office").text
     assert (tmp_path / "pidkit-demo.db").exists()
 
     # Seeding is idempotent, and a taken port is reported and replaced by a free one.
@@ -93,6 +104,7 @@ def test_demo_serves_seeded_arks(tmp_path: Path) -> None:
         taken = blocker.getsockname()[1]
         with demo_server(tmp_path, taken) as (base2, roles2, output2):
             assert roles2 == roles
+            assert signin[3] not in output2  # a new demo password each start
             assert f"port {taken} is in use; using port" in output2
             assert not base2.endswith(f":{taken}/")
             r = httpx.get(base2 + roles["public"], timeout=10)

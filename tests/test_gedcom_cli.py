@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -121,3 +123,310 @@ def test_in_process_main(tudor: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["gedcom", "audit", str(GEDCOM_DIR / "real" / "basic.ged"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["records"]["INDI"]["with_uid"] == 5
     assert main(["gedcom", "audit", str(tudor), "--types", ","]) == 2
+
+
+def _not_gedcom_cases(tmp_path: Path) -> list[tuple[Path, str]]:
+    passwd = tmp_path / "passwd"
+    passwd.write_bytes(b"root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n")
+    empty = tmp_path / "empty.ged"
+    empty.write_bytes(b"")
+    record_first = tmp_path / "no-head.ged"
+    record_first.write_bytes(b"0 @I1@ INDI\n1 _UID X\n0 TRLR\n")
+    return [
+        (passwd, "does not start with '0 HEAD' (line 1: 'root:x:0:0:root:/root:/bin/bash')"),
+        (empty, "the file is empty"),
+        (record_first, "does not start with '0 HEAD' (line 1: '0 @I1@ INDI')"),
+    ]
+
+
+def test_not_a_gedcom_file_is_an_error_for_every_command(tmp_path: Path) -> None:
+    good = GEDCOM_DIR / "real" / "bach.ged"
+    out = tmp_path / "out.ged"
+    for path, why in _not_gedcom_cases(tmp_path):
+        for args in (
+            ("audit", path),
+            ("audit", path, "--json"),
+            ("add-uids", path, "-o", out),
+            ("migrate", path, "-o", out),
+            ("match", path, good),
+            ("match", good, path),
+        ):
+            result = _run(*args)
+            assert result.returncode == 1, (args, result.stdout)
+            assert result.stderr == f"pidkit: error: {path}: not a GEDCOM file: {why}\n", args
+            assert result.stdout == ""
+            assert not out.exists()
+
+
+def test_every_real_and_official_file_is_a_gedcom_file(capsys: pytest.CaptureFixture[str]) -> None:
+    files = sorted(GEDCOM_DIR.rglob("*.ged"))
+    assert len(files) >= 60
+    for path in files:
+        code = main(["gedcom", "audit", str(path), "--json"])
+        captured = capsys.readouterr()
+        assert "not a GEDCOM file" not in captured.err, path
+        assert json.loads(captured.out)["file"] == str(path)
+        assert code in (0, 1)
+
+
+def _run_stdin(stdin: bytes, *args: str | Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "pidkit", "gedcom", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_every_reading_command_takes_stdin(tmp_path: Path) -> None:
+    src = GEDCOM_DIR / "real" / "bach.ged"
+    data = src.read_bytes()
+    from_file = json.loads(_run("audit", src, "--json").stdout)
+    audited = _run_stdin(data, "audit", "-", "--json")
+    assert audited.returncode == 0, audited.stderr
+    from_stdin = json.loads(audited.stdout)
+    assert from_stdin.pop("file") == "<stdin>"
+    from_file.pop("file")
+    assert from_stdin == from_file
+    assert _run_stdin(data, "audit", "-").stdout.decode().startswith("<stdin>: GEDCOM 5.5, utf-8\n")
+    # migrate and add-uids from stdin, to a file and to stdout (the report then goes to stderr)
+    out = tmp_path / "out.ged"
+    migrated = _run_stdin(data, "migrate", "-", "-o", out)
+    assert migrated.returncode == 0, migrated.stderr
+    expected = tmp_path / "expected.ged"
+    assert _run("migrate", src, "-o", expected).returncode == 0
+    assert out.read_bytes() == expected.read_bytes()
+    to_stdout = _run_stdin(data, "migrate", "-", "-o", "-")
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    assert to_stdout.stdout == expected.read_bytes()
+    assert b"renamed 47 _UID line(s) to UID" in to_stdout.stderr
+    added = _run_stdin(b"0 HEAD\n0 @I1@ INDI\n0 TRLR\n", "add-uids", "-", "-o", "-", "--json")
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith(b"0 HEAD\n0 @I1@ INDI\n1 _UID ")
+    assert json.loads(added.stderr)["added"] == 1
+    # match: either side may be stdin, not both
+    b = tmp_path / "b.ged"
+    assert _run("migrate", src, "-o", b).returncode == 0
+    for args in (("match", "-", b, "--json"), ("match", b, "-", "--json")):
+        matched = _run_stdin(data, *args)
+        assert matched.returncode == 0, matched.stderr
+        assert json.loads(matched.stdout)["match_count"] == 47
+
+
+def test_stdin_usage_errors(tmp_path: Path) -> None:
+    data = (GEDCOM_DIR / "real" / "bach.ged").read_bytes()
+    both = _run_stdin(data, "match", "-", "-")
+    assert both.returncode == 2
+    assert both.stderr == b"pidkit: error: match: only one of A and B can be - (standard input)\n"
+    for command in ("add-uids", "migrate"):
+        in_place = _run_stdin(data, command, "-", "--in-place")
+        assert in_place.returncode == 2
+        assert in_place.stderr == b"pidkit: error: --in-place: standard input cannot be edited in place\n"
+    not_gedcom = _run_stdin(b"hello\n", "audit", "-")
+    assert not_gedcom.returncode == 1
+    assert not_gedcom.stderr == (
+        b"pidkit: error: <stdin>: not a GEDCOM file: does not start with '0 HEAD' (line 1: 'hello')\n"
+    )
+
+
+def test_audit_of_8_bit_files_has_no_false_decoding_warnings() -> None:
+    for name in ("constructed/ansel-diacritics.ged", "constructed/ibm-windows.ged", "real/royal92.ged"):
+        path = GEDCOM_DIR / name  # royal92.ged: a real ANSEL export (ASCII bytes only)
+        result = _run("audit", path, "--json")
+        assert result.returncode == 0, result.stdout
+        report = json.loads(result.stdout)
+        assert report["warnings"] == []
+        assert report["ok"] is True
+
+
+def test_audit_json_warnings_in_line_order_capped_per_kind(tmp_path: Path) -> None:
+    path = tmp_path / "warned.ged"
+    # 150 blank lines, then an unknown HEAD.CHAR (a warning found after the bytes before it were
+    # checked) and bytes that are not UTF-8
+    path.write_bytes(
+        b"0 HEAD\n" + b"\n" * 150 + b"1 CHAR NOSUCH\n0 @I1@ INDI\n1 NAME \xff\n1 NAME \xfe\n0 TRLR\n"
+    )
+    report = json.loads(_run("audit", path, "--json").stdout)
+    assert report["warning_counts"] == {"blank-line": 150, "charset": 1, "decode": 2}
+    assert report["warnings_omitted"] == {"blank-line": 50}
+    lines = [int(w.split(":")[0].removeprefix("line ")) for w in report["warnings"]]
+    assert lines == sorted(lines)
+    assert lines == [*range(2, 102), 152, 154, 155]
+    assert report["warnings"][-3:] == [
+        "line 152: unknown HEAD.CHAR 'NOSUCH'; read as utf-8",
+        "line 154: byte 0xff at position 8 is not valid utf-8 (kept as is)",
+        "line 155: byte 0xfe at position 8 is not valid utf-8 (kept as is)",
+    ]
+
+
+def test_audit_dev_zero_ends_quickly_with_bounded_memory() -> None:
+    # a fresh process whose only child is pidkit: its RUSAGE_CHILDREN peak is pidkit's
+    script = (
+        "import resource, subprocess, sys\n"
+        "r = subprocess.run([sys.executable, '-m', 'pidkit', 'gedcom', 'audit', '/dev/zero'],"
+        " capture_output=True, text=True, timeout=60)\n"
+        "print(r.returncode); print(r.stdout == ''); print(r.stderr.strip())\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=90)
+    code, no_stdout, stderr, peak_kib = result.stdout.splitlines()
+    assert code == "1"
+    assert no_stdout == "True"
+    assert stderr == "pidkit: error: /dev/zero: line 1 is longer than 1048576 bytes"
+    assert int(peak_kib) < 200 * 1024
+
+
+def test_max_line_bytes_flag(tmp_path: Path) -> None:
+    path = tmp_path / "long.ged"
+    path.write_bytes(b"0 HEAD\n0 @I1@ INDI\n1 NAME " + b"x" * 200 + b"\n0 TRLR\n")
+    for command in (("audit", path), ("add-uids", path, "-o", tmp_path / "o.ged"), ("match", path, path)):
+        result = _run(*command, "--max-line-bytes", "100")
+        assert result.returncode == 1
+        assert result.stderr == f"pidkit: error: {path}: line 3 is longer than 100 bytes\n"
+    assert _run("audit", path, "--max-line-bytes", "207").returncode == 0
+    assert _run("audit", path, "--max-line-bytes", "0").returncode == 2
+
+
+def test_in_place_refuses_fifos_and_devices(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.ged"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO"), (Path("/dev/null"), "a character device")):
+        for command in ("add-uids", "migrate"):
+            result = _run(command, path, "--in-place")
+            assert result.returncode == 1
+            assert result.stderr == f"pidkit: error: {kind} cannot be edited in place in '{path}'\n"
+
+
+def _big_gedcom(path: Path, records: int = 300_000) -> bytes:
+    body = b"".join(b"0 @I%d@ INDI\n1 NAME Anna /Berg/\n" % n for n in range(records))
+    data = b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 CHAR UTF-8\n" + body + b"0 TRLR\n"
+    path.write_bytes(data)
+    return data
+
+
+def test_progress_bar_on_a_terminal_never_touches_stdout(tmp_path: Path) -> None:
+    import pty
+
+    from pidkit.cli.gedcom import PROGRESS_MIN_BYTES
+
+    big = tmp_path / "big.ged"
+    data = _big_gedcom(big)
+    assert len(data) > PROGRESS_MIN_BYTES
+    out = tmp_path / "stdout.ged"
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
+    with out.open("wb") as stdout:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pidkit", "gedcom", "add-uids", str(big), "-o", "-", "--json"],
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=slave,
+            env=env,
+        )
+    os.close(slave)
+    terminal = b""
+    while True:
+        try:
+            piece = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not piece:
+            break
+        terminal += piece
+    os.close(master)
+    assert proc.wait(timeout=300) == 0, terminal[-2000:]
+    written = out.read_bytes()
+    # the whole GEDCOM, and only it, went to stdout: the input plus one _UID line per record
+    lines = written.splitlines(keepends=True)
+    uid_lines = [ln for ln in lines if ln.startswith(b"1 _UID ")]
+    assert len(uid_lines) == 300_000
+    assert b"".join(ln for ln in lines if not ln.startswith(b"1 _UID ")) == data
+    # the terminal got the progress bar and the report, not a line of the GEDCOM
+    assert b"big.ged" in terminal  # the bar's description
+    assert b'"added": 300000' in terminal
+    assert re.search(rb"0 @I\d+@ INDI|1 NAME Anna|1 _UID [0-9A-F]{36}", terminal) is None
+
+
+def test_progress_bar_leaves_stdout_and_stderr_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from pidkit.cli import gedcom as gedcom_cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    big = tmp_path / "big.ged"
+    _big_gedcom(big, 1000)
+    monkeypatch.setattr(gedcom_cli, "PROGRESS_MIN_BYTES", 1)
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    stdout = sys.stdout
+    with gedcom_cli._open(str(big)) as reader:
+        assert sys.stdout is stdout  # rich's Progress would have swapped in a proxy to the terminal
+        assert sys.stderr is terminal
+        assert sum(1 for _ in reader) == 1002
+    assert "big.ged" in terminal.getvalue()
+
+
+def test_migrate_strict_writes_nothing_and_names_the_line(tmp_path: Path) -> None:
+    src = GEDCOM_DIR / "real" / "bach.ged"  # HEAD.FILE: gone in 7.0
+    out = tmp_path / "bach7.ged"
+    result = _run("migrate", src, "-o", out, "--strict")
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"pidkit: error: {src}: HEAD.FILE bach.ged (not in GEDCOM 7), dropped (--strict) on line 12\n"
+    )
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".pidkit-")]  # no temp file left
+    lenient = _run("migrate", src, "-o", out)
+    assert lenient.returncode == 0, lenient.stderr
+    assert "1 loss(es)" in lenient.stdout and "line 12: HEAD.FILE bach.ged" in lenient.stdout
+    assert out.read_bytes().startswith(b"\xef\xbb\xbf0 HEAD\n1 GEDC\n2 VERS 7.0\n")
+
+
+def test_migrate_add_uids_in_the_same_pass(tmp_path: Path) -> None:
+    src = GEDCOM_DIR / "real" / "bach.ged"
+    out = tmp_path / "bach7.ged"
+    result = _run("migrate", src, "-o", out, "--add-uids", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["renamed"] == 47 and report["added_uids"] == 1  # the SUBM had none
+    audited = json.loads(_run("audit", out, "--json").stdout)
+    assert audited["version"] == "7.0"
+    assert all(counts["without_uid"] == 0 for counts in audited["records"].values())
+    assert audited["tags"] == {"UID": 48}
+    assert audited["forms"] == {"valid": 47, "uuid": 1}  # the PAF values kept verbatim, a new UUID
+
+
+def test_migrate_reads_a_fifo_twice(tmp_path: Path) -> None:
+    # migrate reads its input twice: what cannot be read again (a FIFO, standard input) is spooled
+    src = GEDCOM_DIR / "real" / "bach.ged"
+    fifo = tmp_path / "in.ged"
+    os.mkfifo(fifo)
+    expected = tmp_path / "expected.ged"
+    assert _run("migrate", src, "-o", expected).returncode == 0
+    with subprocess.Popen(["/bin/sh", "-c", f"cat '{src}' > '{fifo}'"]) as writer:
+        result = subprocess.run(
+            [sys.executable, "-m", "pidkit", "gedcom", "migrate", str(fifo), "-o", "-"],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        writer.wait(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == expected.read_bytes()
+
+
+def test_migrate_in_place_keeps_the_5_file_as_backup(tudor: Path) -> None:
+    original = tudor.read_bytes()
+    result = _run("migrate", tudor, "--in-place", "--json")
+    assert result.returncode == 0, result.stderr
+    assert Path(str(tudor) + ".bak").read_bytes() == original
+    assert tudor.read_bytes().startswith(b"\xef\xbb\xbf0 HEAD\n1 GEDC\n2 VERS 7.0\n1 SOUR Legacy\n")
+    report = json.loads(result.stdout)
+    assert report["loss_count"] == len(report["losses"]) > 0  # e.g. dates 7.0 cannot read, kept as PHRASE
+    assert all(re.match(r"line [0-9]+: ", loss) for loss in report["losses"])

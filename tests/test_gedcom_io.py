@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import re
 import unicodedata
 from pathlib import Path
 
@@ -360,3 +361,109 @@ def test_the_same_lines_in_a_5x_file_give_no_gedcom7_warnings() -> None:
     reader = read_bytes(data)
     list(reader)
     assert reader.warnings == []
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=_ids)
+def test_every_fixture_passes_the_gedcom_file_check(path: Path) -> None:
+    with GedcomReader.open(path) as reader:
+        reader.require_gedcom()
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"", "the file is empty"),
+        (codecs.BOM_UTF8, "the file is empty"),
+        (b"\n0 HEAD\n0 TRLR\n", "does not start with '0 HEAD' (line 1: '')"),
+        (b"HEAD\n0 TRLR\n", "does not start with '0 HEAD' (line 1: 'HEAD')"),
+        (b"1 HEAD\n", "does not start with '0 HEAD' (line 1: '1 HEAD')"),
+        (b"0 HEADER\n", "does not start with '0 HEAD' (line 1: '0 HEADER')"),
+        (b"\x7fELF\x02\x01", "does not start with '0 HEAD' (line 1: '\\x7fELF\\x02\\x01')"),
+    ],
+)
+def test_not_a_gedcom_file(data: bytes, why: str) -> None:
+    with pytest.raises(GedcomError, match="^not a GEDCOM file: " + re.escape(why) + "$"):
+        read_bytes(data).require_gedcom()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"0 HEAD", b"0 HEAD\r\n", codecs.BOM_UTF8 + b"0 HEAD\n", "0 HEAD\n".encode("utf-16-le")],
+)
+def test_gedcom_file_check_accepts(data: bytes) -> None:
+    read_bytes(data).require_gedcom()
+
+
+# constructed (tests/data/README.md): ANSEL with combining diacritics (0xE2 acute, 0xE8 diaeresis) in the
+# header and a record; HEAD.CHAR IBM WINDOWS with CP1252 letters (0xE9 é, 0x8C Œ, 0x80 €)
+ANSEL_FILE = (GEDCOM_DIR / "constructed" / "ansel-diacritics.ged").read_bytes()
+IBM_WINDOWS_FILE = (GEDCOM_DIR / "constructed" / "ibm-windows.ged").read_bytes()
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 20])
+def test_bytes_are_checked_in_the_declared_encoding(chunk: int) -> None:
+    # ANSEL and HEAD.CHAR IBM WINDOWS (CP1252, as other readers take it): no false "not valid utf-8"
+    for data, codec, name in (
+        (ANSEL_FILE, "gedcom", "René /Müller/"),
+        (IBM_WINDOWS_FILE, "cp1252", "René /Œuvre/"),
+    ):
+        reader = GedcomReader(io.BytesIO(data), chunk_size=chunk)
+        records = list(reader)
+        assert reader.codec == codec
+        assert reader.warnings == []
+        assert reader.bom + b"".join(r.raw for r in records) == data
+        assert unicodedata.normalize("NFC", records[1].text(1)) == name
+    reader = read_bytes(IBM_WINDOWS_FILE)
+    assert next(rec for rec in reader if rec.tag == "INDI").text(2) == "€ 10"
+
+
+def test_bad_bytes_are_named_in_the_declared_encoding() -> None:
+    data = IBM_WINDOWS_FILE.replace(b"\x80 10", b"\x81 10")  # 0x81 is not a CP1252 character
+    reader = read_bytes(data)
+    list(reader)
+    assert [str(w) for w in reader.warnings] == [
+        "line 7: byte 0x81 at position 8 is not valid cp1252 (kept as is)"
+    ]
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64, 1 << 20])
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+def test_a_line_longer_than_the_limit_is_an_error_naming_it(chunk: int, eol: bytes) -> None:
+    lines = [b"0 HEAD", b"1 GEDC", b"2 VERS 7.0", b"0 @I1@ INDI", b"1 NOTE " + b"x" * 93, b"0 TRLR"]
+    data = eol.join(lines) + eol
+    for limit in (100, 101, 1000):  # the NOTE line has 100 bytes before its terminator
+        reader = GedcomReader(io.BytesIO(data), chunk_size=chunk, max_line_bytes=limit)
+        assert reader.bom + b"".join(r.raw for r in reader) == data
+    for limit in (99, 50):
+        with pytest.raises(GedcomError, match=rf"^line 5 is longer than {limit} bytes$"):
+            list(GedcomReader(io.BytesIO(data), chunk_size=chunk, max_line_bytes=limit))
+    with pytest.raises(GedcomError, match=r"^line 1 is longer than 5 bytes$"):
+        GedcomReader(io.BytesIO(data), chunk_size=chunk, max_line_bytes=5)
+
+
+@pytest.mark.parametrize("chunk", [1, 64, 1 << 20])
+def test_a_line_without_end_stops_at_the_limit(chunk: int) -> None:
+    endless = io.BytesIO(b"0 HEAD\n1 NOTE " + b"x" * 5000)
+    with pytest.raises(GedcomError, match=r"^line 2 is longer than 1000 bytes$"):
+        list(GedcomReader(endless, chunk_size=chunk, max_line_bytes=1000))
+
+
+def test_the_limit_in_utf16_files() -> None:
+    data = "0 HEAD\n1 CHAR UNICODE\n1 NOTE é€xxxxxxxx\n0 TRLR\n".encode("utf-16-le")
+    # measured in UTF-8: the NOTE line has 20 bytes before its terminator
+    for chunk in (1, 3, 1 << 20):
+        reader = GedcomReader(io.BytesIO(data), chunk_size=chunk, max_line_bytes=20)
+        assert reader.bom + b"".join(r.raw for r in reader) == data
+        with pytest.raises(GedcomError, match=r"^line 3 is longer than 19 bytes$"):
+            list(GedcomReader(io.BytesIO(data), chunk_size=chunk, max_line_bytes=19))
+
+
+def test_the_line_grammar_is_written_once() -> None:
+    # every regular expression of pidkit.gedcom is built in grammar.py; UUID text is read by
+    # pidkit.codecs.read_uuid_text (no UUID pattern here)
+    package = Path(__file__).parents[1] / "src" / "pidkit" / "gedcom"
+    for path in sorted(package.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if path.name != "grammar.py":
+            assert "re.compile(" not in text, path.name
+        assert "{8}-" not in text and "{12}" not in text, path.name

@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from pidkit.errors import GedcomUidError
@@ -213,9 +213,9 @@ def test_same_identity() -> None:
 
 def test_immutable_pickle_copy() -> None:
     uid = GedcomUid.parse(" odd ")
-    with pytest.raises(TypeError):
+    with pytest.raises(AttributeError, match="immutable"):
         uid._text = "x"
-    with pytest.raises(TypeError):
+    with pytest.raises(AttributeError, match="immutable"):
         del uid._form
     assert pickle.loads(pickle.dumps(uid)) == uid
     assert copy.copy(uid) is uid
@@ -400,3 +400,25 @@ def test_bad_checksum_is_its_own_identity_and_only_probably_the_valid_one() -> N
     assert not bad.same_identity(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0001"))
     assert bad.probably_same(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4F0001"))
     assert not bad.probably_same(GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F400000"))
+
+
+@given(
+    st.uuids().flatmap(
+        lambda u: st.sampled_from([str(u), u.hex, "{" + str(u) + "}", "{" + u.hex + "}", str(u).upper()])
+    )
+    | st.text(st.sampled_from("0123456789abcdefABCDEF-{} g"), min_size=30, max_size=40)
+)
+def test_uuid_forms_follow_read_uuid_text(text: str) -> None:
+    """GEDCOM UIDs read UUID text by the one rule (pidkit.codecs.read_uuid_text)."""
+    from pidkit.codecs import read_uuid_text
+
+    assume(text.strip() != "" and len(text) <= 36)
+    read = read_uuid_text(text)
+    uid = GedcomUid.parse(text)
+    if len(text) == 36 and all(c in "0123456789abcdefABCDEF" for c in text):
+        assert uid.form in (UidForm.VALID, UidForm.BAD_CHECKSUM)
+    elif read is None:
+        assert uid.form is UidForm.OTHER and uid.bytes16 is None
+    else:
+        assert uid.form is (UidForm.NO_CHECKSUM if not (read.dashed or read.braced) else UidForm.UUID)
+        assert uid.bytes16 == read.value.to_bytes(16, "big")

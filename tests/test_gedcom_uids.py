@@ -6,10 +6,15 @@ import io
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pidkit.gedcom import GedcomReader, add_uids, audit, match, migrate, read_bytes
+from pidkit.cli.gedcom import match_text
+from pidkit.gedcom import GedcomReader, Record, add_uids, audit, match, migrate_bytes, read_bytes
+from pidkit.gedcom.sites import UidSite, uid_sites
 from pidkit.gedcom_uid import GedcomUid, UidForm
 
 GEDCOM_DIR = Path(__file__).parent / "data" / "gedcom"
@@ -22,11 +27,10 @@ def _ids(path: Path) -> str:
 
 
 def _apply(data: bytes, op: str = "add", *, events: bool = False, xarkid: bool = False) -> bytes:
+    if op == "migrate":
+        return migrate_bytes(data)[1]
     reader = read_bytes(data)
-    if op == "add":
-        _, records = add_uids(reader, events=events, xarkid=xarkid)
-    else:
-        _, records = migrate(reader)
+    _, records = add_uids(reader, events=events, xarkid=xarkid)
     return reader.bom + b"".join(rec.raw for rec in records)
 
 
@@ -155,17 +159,15 @@ def test_audit_forms_tags_levels_and_version_rules() -> None:
     assert report.without_uid["SOUR"] == 1
 
 
-def test_migrate_renames_only_uid_tags() -> None:
+def test_migrate_renames_uid_tags_where_7_has_a_uid() -> None:
     data = (
         b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 _UID 0000\n"
         b"0 @I1@ INDI\n1 _UID 161C15D03ECE47968211BBB2E9EE7F4FA5A6\n1 BIRT\n2 _UID abc\n1 NAME _UID x\n"
         b"0 @I2@ INDI\n1 _UID 550e8400-e29b-41d4-a716-446655440000\n0 TRLR\n"
     )
-    reader = read_bytes(data)
-    report, records = migrate(reader)
-    out = reader.bom + b"".join(rec.raw for rec in records)
+    report, out = migrate_bytes(data)
     assert out == (
-        b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 _UID 0000\n"
+        b"\xef\xbb\xbf0 HEAD\n1 GEDC\n2 VERS 7.0\n1 _UID 0000\n"
         b"0 @I1@ INDI\n1 UID 161C15D03ECE47968211BBB2E9EE7F4FA5A6\n1 BIRT\n2 UID abc\n1 NAME _UID x\n"
         b"0 @I2@ INDI\n1 UID 550e8400-e29b-41d4-a716-446655440000\n0 TRLR\n"
     )
@@ -174,8 +176,11 @@ def test_migrate_renames_only_uid_tags() -> None:
     assert [s.value for s in report.not_uuid] == ["161C15D03ECE47968211BBB2E9EE7F4FA5A6", "abc"]
 
 
-@pytest.mark.parametrize("path", ALL_FILES, ids=_ids)
-def test_migrate_every_file_changes_only_uid_lines(path: Path) -> None:
+FILES_7 = [p for p in ALL_FILES if GedcomReader(io.BytesIO(p.read_bytes())).gedcom7]
+
+
+@pytest.mark.parametrize("path", FILES_7, ids=_ids)
+def test_migrate_a_7_file_changes_only_uid_lines(path: Path) -> None:
     data = path.read_bytes()
     out = _apply(data, op="migrate")
     with GedcomReader.open(path) as reader:
@@ -187,6 +192,21 @@ def test_migrate_every_file_changes_only_uid_lines(path: Path) -> None:
             assert old.decode(codec).replace("_UID", "UID", 1) == new.decode(codec)
     if b"_UID" not in data:
         assert out == data
+
+
+@pytest.mark.parametrize("path", [p for p in ALL_FILES if p not in FILES_7], ids=_ids)
+def test_migrate_keeps_every_uid_value_verbatim(path: Path) -> None:
+    # U7: every _UID/UID value survives, all its characters unchanged, in the same order
+    def values(data: bytes, tags: tuple[str, ...]) -> list[str]:
+        reader = read_bytes(data)
+        return [s.value for rec in reader for s, _, _ in uid_sites(rec) if s.tag in tags]
+
+    data = path.read_bytes()
+    out = _apply(data, op="migrate")
+    assert values(out, ("UID", "_UID")) == values(data, ("UID", "_UID"))
+    assert audit(read_bytes(out)).tags.get("_UID", 0) == migrate_bytes(data)[0].no_home_count + len(
+        migrate_bytes(data)[0].empty
+    )
 
 
 def test_match_pairs_and_conflicts() -> None:
@@ -281,4 +301,99 @@ def test_u1_and_bad_checksum_identities_in_audit_and_match() -> None:
     assert result.probable_count == 1  # I3 / X3: same data digits, X3's checksum is bad: not merged
     assert [(x.xref, y.xref) for x, y in result.probable] == [("@I3@", "@X3@")]
     assert result.to_json()["probable_count"] == 1
-    assert "probable" in result.to_text()
+    assert "probable" in match_text(result)
+
+
+# -- uid_sites: the byte scan against the parsed lines ----------------------------------------------------
+
+
+def _sites_from_parsed_lines(rec: Record) -> list[tuple[UidSite, int]]:
+    """The plain reading of a record's UID sites, from its parsed lines: the model ``uid_sites`` must give.
+
+    A line's parent is the tag of the most recent line of one level less, unless a line of a still lower
+    level came after that one; the structure line is that parent's line (the record's for level 1).
+    """
+    out = []
+    parents: list[tuple[str | None, int]] = []
+    for line in rec.lines:
+        level = line.level
+        if level is None:
+            continue
+        del parents[level:]
+        parents.extend([(None, 0)] * (level - len(parents)))
+        if level >= 1 and line.tag in ("_UID", "UID"):
+            value = rec.dialect.decode(line.payload) if line.payload is not None else ""
+            parent, structure = parents[level - 1]
+            if level == 1:
+                parent, structure = rec.tag, rec.number
+            site = UidSite(rec.tag, rec.xref, rec.number, line.number, level, line.tag, parent, value)
+            out.append((site, structure))
+            assert rec.lines[line.number - rec.number] is line
+        parents.append((line.tag, line.number))
+    return out
+
+
+def _assert_same_sites(data: bytes) -> int:
+    count = 0
+    for rec in read_bytes(data):
+        found = list(uid_sites(rec))
+        assert [(site, structure) for site, structure, _ in found] == _sites_from_parsed_lines(rec), rec.data
+        for site, _, tag_at in found:
+            line = rec.lines[site.line - rec.number]
+            assert (line.level, line.tag) == (site.level, site.tag)
+            assert rec.data.startswith(site.tag.encode(), tag_at)
+            assert rec.data.count(b"\n", 0, tag_at) + rec.data.count(b"\r", 0, tag_at) - rec.data.count(
+                b"\r\n", 0, tag_at
+            ) == site.line - rec.number
+        count += len(found)
+    return count
+
+
+def test_uid_sites_agree_with_the_parsed_lines_on_every_file() -> None:
+    total = sum(_assert_same_sites(path.read_bytes()) for path in ALL_FILES)
+    assert total > 300  # the real files have hundreds of UIDs
+
+
+SITE_LINES = st.tuples(
+    st.integers(0, 4),
+    st.sampled_from(["", " ", "\t", "  "]),  # before the level
+    st.sampled_from([" ", "  ", "\t"]),  # between the fields
+    st.none() | st.sampled_from(["@I1@", "@x y@"]),
+    st.sampled_from(["_UID", "UID", "BIRT", "DEAT", "NAME", "_UIDX", "XUID", "uid", "CONT"]),
+    st.none() | st.sampled_from(["", " ", "ABC", " 161C15D03ECE47968211BBB2E9EE7F4FA5A6", "x\ty"]),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+)
+
+
+@given(lines=st.lists(SITE_LINES | st.sampled_from([("junk",), ("blank",)]), max_size=25))
+@settings(max_examples=300)
+def test_uid_sites_agree_with_the_parsed_lines_on_generated_records(lines: list[tuple[Any, ...]]) -> None:
+    text = "0 HEAD\n"
+    for line in lines:
+        if line == ("junk",):
+            text += "not a line\n"
+        elif line == ("blank",):
+            text += "\r\n"
+        else:
+            level, lead, delim, xref, tag, value, eol = line
+            xref_part = f"{xref}{delim}" if xref else ""
+            value_part = f" {value}" if value is not None else ""
+            text += f"{lead}{level}{delim}{xref_part}{tag}{value_part}{eol}"
+    _assert_same_sites(text.encode("utf-8"))
+    _assert_same_sites(text.encode("utf-16-le"))
+
+
+def test_a_uid_after_a_level_jump_has_no_parent() -> None:
+    data = b"0 HEAD\n0 @I1@ INDI\n1 BIRT\n2 DATE x\n1 DEAT\n3 _UID A\n2 _UID B\n0 TRLR\n"
+    rec = list(read_bytes(data))[1]
+    sites = [(s.line, s.parent, structure) for s, structure, _ in uid_sites(rec)]
+    assert sites == [(6, None, 0), (7, "DEAT", 5)]
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-8"])
+def test_migrate_re_encodes_to_utf_8(codec: str) -> None:
+    text = "0 HEAD\r\n1 CHAR UNICODE\r\n0 @I1@ INDI\r\n1 NAME José\r\n"
+    text += "1 _UID 161C15D03ECE47968211BBB2E9EE7F4FA5A6\r\n1 BIRT\r\n2 _UID X\r\n0 TRLR"
+    out = _apply(text.encode(codec), op="migrate")
+    expected = text.replace("_UID", "UID").replace("1 CHAR UNICODE", "1 GEDC\r\n2 VERS 7.0") + "\r\n"
+    assert out == b"\xef\xbb\xbf" + expected.encode("utf-8")

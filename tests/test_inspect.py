@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,63 @@ def test_tid_with_top_bit_set_is_noted_and_not_valid() -> None:
     assert reading.valid is False
     assert any("top bit" in n for n in reading.notes)
     assert next(c for c in inspect("bzzzzzzzzzzzz").candidates if c.scheme == "tid").valid
+
+
+def test_xarkid_past_year_9999_is_read_without_a_time() -> None:
+    report = inspect("________________AAAA")
+    best = report.best
+    assert best is not None and best.scheme == "xarkid" and best.timestamp is None
+    assert best.parts["unix_ms"] == (1 << 48) - 1
+    assert any("after the year 9999" in note for note in best.notes)
+    assert report.to_json()["timestamp"] is None
+
+
+# --- one rule for UUID text: inspect, the store's /id/ keys and GEDCOM UIDs agree (issue 12) ------------
+
+def _uuid_spellings(u: uuid.UUID) -> st.SearchStrategy[str]:
+    return st.sampled_from([str(u), u.hex, "{" + str(u) + "}", "{" + u.hex + "}", str(u).upper(), f" {u}"])
+
+
+uuid_like = st.text(st.sampled_from("0123456789abcdefABCDEF-{} g"), min_size=30, max_size=40) | (
+    st.uuids().flatmap(_uuid_spellings)
+)
+
+
+@given(uuid_like)
+def test_inspect_and_store_uuid_key_agree(text: str) -> None:
+    from pidkit.errors import ParseError
+    from pidkit.store.keys import uuid_key
+
+    reading = next((c for c in inspect(text).candidates if c.scheme == "uuid"), None)
+    try:
+        key: str | None = uuid_key(text)
+    except ParseError:
+        key = None
+    assert (reading.normalized if reading is not None else None) == key
+
+
+def test_braced_uuid_is_filed_under_its_canonical_text() -> None:
+    from pidkit.store.keys import canonical, readings
+
+    braced = "{0E4A9C1E-6B1F-4C3A-9D2B-1A2B3C4D5E6F}"
+    assert inspect(braced).scheme == "uuid"
+    assert canonical("uuid", braced) == "0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f"
+    assert ("uuid", "0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f") in readings(braced)
+
+
+def test_llid_shape_is_checked_once() -> None:
+    """inspect and the store's llid keys use pidkit.llid.read_llid (the same errors)."""
+    from pidkit.errors import LlidError
+    from pidkit.llid import read_llid
+    from pidkit.store.keys import llid_key
+
+    assert inspect("65IMbTlnlOQ").best is not None
+    assert [c.parts for c in inspect("65IMbTlnlOQ").candidates if c.scheme == "llid"] == [
+        {"int64": read_llid("65IMbTlnlOQ"), "hex": "eb920c6d396794e4"}
+    ]
+    for bad in ("65IMbTlnlOR", "65IMbTlnl+Q", "65IMbTlnlOQQ"):
+        with pytest.raises(LlidError) as store_error:
+            llid_key(bad)
+        with pytest.raises(LlidError) as llid_error:
+            read_llid(bad)
+        assert str(store_error.value) == str(llid_error.value)

@@ -242,12 +242,15 @@ def test_tombstone_waits_for_a_mint_batch_in_progress(
 # --- 5. PostgreSQL down: short waits ----------------------------------------------------------------
 
 @pytest.mark.postgres
-def test_pool_wait_is_short_and_configurable(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pool_wait_is_short_and_configurable(
+    new_postgres_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import psycopg_pool
 
     from pidkit.store.postgres import DEFAULT_TIMEOUT, PostgresStore
 
     assert DEFAULT_TIMEOUT <= 5
+    postgres_url = new_postgres_url()  # its own schema: never the shared database's public schema
     monkeypatch.setenv("PIDKIT_PG_TIMEOUT", "1")
     store = PostgresStore(postgres_url, max_size=1)
     try:

@@ -31,7 +31,7 @@ from pidkit.noid import Minter
 from pidkit.store import Erc, ImportRejectedError, Store, open_store
 from pidkit.store.migrations import load as load_migrations
 from pidkit.store.sql import SqlStore
-from pidkit.store.sqlite import SqliteStore
+from pidkit.store.sqlite import SqliteStore, StoreFileChangedError
 
 NAAN = "99999"
 TEMPLATE = "fk4.reedeedk"
@@ -665,13 +665,13 @@ def test_kill_during_mint_leaves_a_consistent_store(url: str) -> None:
     with open_store(url) as s:
         s.add_naan(NAAN)
         s.create_minter("m", naan=NAAN, template=TEMPLATE, seed=9)
-    proc = _worker(url, "m", 1_000_000, 500, stderr=subprocess.DEVNULL)
-    assert proc.stdout is not None
-    first = proc.stdout.readline()  # minting has begun
-    time.sleep(random.uniform(0.05, 0.8))
-    os.kill(proc.pid, signal.SIGKILL)
-    rest = proc.stdout.read()  # through the buffer readline() filled (communicate() would bypass it)
-    assert proc.wait(timeout=60) == -signal.SIGKILL
+    with _worker(url, "m", 1_000_000, 500, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # minting has begun
+        time.sleep(random.uniform(0.05, 0.8))
+        os.kill(proc.pid, signal.SIGKILL)
+        rest = proc.stdout.read()  # through the buffer readline() filled (communicate() would bypass it)
+        assert proc.wait(timeout=60) == -signal.SIGKILL
     with open_store(url) as s:
         counter = s.get_minter("m").counter
         assert 0 < counter < 1_000_000
@@ -762,3 +762,136 @@ def test_hold_reduces_hyphen_like_characters_as_ark_normalization_does(store: St
     assert store.add_hold("m", spelled) == 1
     assert store.add_hold("m", first) == 0  # the same id
     assert store.mint("m", 1) == [f"ark:{NAAN}/{second}"]
+
+
+# -- the SQLite file deleted or replaced under an open store (issue 11) -------------------------------
+
+
+def _sqlite_store(path: Path) -> SqliteStore:
+    store = SqliteStore(str(path))
+    store.add_naan(NAAN)
+    store.bind("ark:99999/fk4f1", "https://e.org/f1")
+    store.create_minter("m", naan=NAAN, template="b5.sd")
+    return store
+
+
+def _keys(path: Path) -> list[str]:
+    with open_store(f"sqlite:///{path}", create=False) as s:
+        return [b.key for b in s.list_bindings()]
+
+
+def _refused_everywhere(store: SqliteStore) -> None:
+    """Writes and reads refused, from this thread and from a new one (which would open a connection)."""
+    with pytest.raises(StoreFileChangedError, match="deleted or replaced"):
+        store.bind("ark:99999/fk4f2", "https://e.org/f2")
+    batches = store.mint_batches("m", 1)
+    with pytest.raises(StoreFileChangedError):
+        next(batches)
+    with pytest.raises(StoreFileChangedError):
+        store.get_binding("ark:99999/fk4f1")
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            store.get_binding("ark:99999/fk4f1")
+        except BaseException as exc:  # handed to the test thread
+            errors.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    reader.join(timeout=10)
+    assert [type(e) for e in errors] == [StoreFileChangedError]
+
+
+def test_sqlite_file_deleted_under_the_store_refuses_and_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = _sqlite_store(path)
+    path.unlink()
+    _refused_everywhere(store)
+    assert not path.exists()  # never a new empty store in its place
+    store.close()
+
+
+def test_sqlite_file_replaced_by_another_store_is_refused(tmp_path: Path) -> None:
+    path, other = tmp_path / "s.db", tmp_path / "other.db"
+    store = _sqlite_store(path)
+    with open_store(f"sqlite:///{other}") as o:
+        o.add_naan("12345")
+    os.replace(other, path)
+    _refused_everywhere(store)
+    store.close()
+    assert _keys(path) == []  # the replacement got nothing of ours
+    with open_store(f"sqlite:///{path}", create=False) as s:
+        assert [n.naan for n in s.list_naans()] == ["12345"]
+
+
+def test_sqlite_file_moved_away_and_back(tmp_path: Path) -> None:
+    """Back = the same file (device and inode) at the path again: everything works as before, and
+    every write acknowledged is in the file."""
+    path, away = tmp_path / "s.db", tmp_path / "away.db"
+    store = _sqlite_store(path)
+    path.rename(away)
+    _refused_everywhere(store)
+    with sqlite3.connect(away) as conn:  # complete by itself: the WAL left at the path was checkpointed
+        assert [r[0] for r in conn.execute("SELECT key FROM bindings")] == ["ark:99999/fk4f1"]
+    conn.close()
+    away.rename(path)
+    store.bind("ark:99999/fk4f3", "https://e.org/f3")
+    assert store.get_binding("ark:99999/fk4f1") is not None
+    store.close()
+    assert _keys(path) == ["ark:99999/fk4f1", "ark:99999/fk4f3"]
+
+
+def test_sqlite_copy_put_back_is_another_file(tmp_path: Path) -> None:
+    """A copy (a restored backup) is not the file the store opened: still refused."""
+    path = tmp_path / "s.db"
+    store = _sqlite_store(path)
+    copy = tmp_path / "copy.db"
+    with sqlite3.connect(path) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    src.close()
+    dst.close()
+    path.unlink()
+    copy.rename(path)
+    _refused_everywhere(store)
+    store.close()
+    assert _keys(path) == ["ark:99999/fk4f1"]
+
+
+def test_sqlite_file_replaced_unnoticed_until_close_gets_nothing_of_ours(tmp_path: Path) -> None:
+    """SQLite leaves the WAL of a moved database behind at close: it must not be replayed into the
+    file that replaced ours."""
+    path, other = tmp_path / "s.db", tmp_path / "other.db"
+    store = _sqlite_store(path)
+    with open_store(f"sqlite:///{other}") as o:
+        o.add_naan("12345")
+    os.replace(other, path)
+    store.close()
+    assert _keys(path) == []
+    with open_store(f"sqlite:///{path}", create=False) as s:
+        assert [n.naan for n in s.list_naans()] == ["12345"]
+
+
+def test_sqlite_write_to_a_file_deleted_during_it_is_not_acknowledged(tmp_path: Path) -> None:
+    """The file checked again after the commit: a write that went to a deleted file raises."""
+    path = tmp_path / "s.db"
+    store = _sqlite_store(path)
+    writing = store._transaction(write=True)
+    cur = writing.__enter__()
+    store._exec(cur, "UPDATE bindings SET target = 'https://e.org/lost'")
+    path.unlink()
+    with pytest.raises(StoreFileChangedError):
+        writing.__exit__(None, None, None)  # the commit
+    store.close()
+
+
+def test_psycopg_warnings_never_reach_stderr_unconfigured() -> None:
+    """A PostgreSQL restart mid-COPY made psycopg log "error ignored terminating <psycopg.Copy …>" through
+    Python's last-resort handler, beside the CLI's one-line error (stress/test_restore_restart.py)."""
+    code = (
+        "import logging, pidkit.store.postgres\n"
+        "logging.getLogger('psycopg').warning('error ignored terminating copy: the connection is lost')\n"
+        "logging.getLogger('psycopg.pool').warning('discarding closed connection')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (0, "")

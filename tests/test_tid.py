@@ -203,7 +203,7 @@ def test_value_semantics() -> None:
     with pytest.raises(AttributeError):
         t._str = "2222222222222"
     with pytest.raises(TypeError):
-        _ = t < "3jzfcijpj2z2b"  # type: ignore[operator]
+        _ = t < "3jzfcijpj2z2b"
 
 
 def test_str_subclass_input_gives_plain_str() -> None:
@@ -248,8 +248,9 @@ def test_parse_random_text_raises_only_pidkit_errors(text: str) -> None:
     try:
         t = Tid.parse(text)
     except PidkitError:
-        return
-    assert str(t) == text
+        pass  # the only errors it may raise
+    else:
+        assert str(t) == text
 
 
 @given(st.text(alphabet=ALPHABET + "01-ABZ\n", min_size=13, max_size=13))

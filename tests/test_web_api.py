@@ -68,6 +68,19 @@ def test_bind_create_update_fetch_resolve(client: TestClient, seeded: Seeded) ->
     assert (got.status_code, got.json()["target"]) == (200, "https://example.org/moved")
 
 
+def test_put_with_only_a_target_keeps_the_metadata(client: TestClient, seeded: Seeded) -> None:
+    """Issue 11: an update names the fields it changes; a PUT with only a target used to reset the ERC."""
+    body = {"ark": "ark:99999/fk4keepj", "target": "https://example.org/a",
+            "erc": {"who": "W", "what": "Kept", "when": "1952", "where": "https://example.org/a"}}
+    assert client.put("/api/v1/bindings", json=body, headers=auth(seeded.key)).status_code == 201
+    r = client.put("/api/v1/bindings", json={"ark": "ark:99999/fk4keepj", "target": "https://example.org/b"},
+                   headers=auth(seeded.key))
+    assert r.status_code == 200
+    got = client.get("/api/v1/bindings", params={"ark": "ark:99999/fk4keepj"}).json()
+    assert got["target"] == "https://example.org/b"
+    assert (got["erc"]["who"], got["erc"]["what"], got["erc"]["when"]) == ("W", "Kept", "1952")
+
+
 @pytest.mark.parametrize(("body", "status", "field"), [
     ({"ark": "ark:99999/fk4y", "target": "javascript:alert(1)"}, 400, "target"),
     ({"ark": "ark:99999/fk4y", "target": "ftp://example.org/"}, 400, "target"),
@@ -187,5 +200,6 @@ def test_oversized_body_is_413(client: TestClient, seeded: Seeded) -> None:
 def test_openapi_document(client: TestClient) -> None:
     doc = client.get("/openapi.json").json()
     assert set(doc["paths"]) == {"/api/v1/mint", "/api/v1/bindings", "/api/v1/tombstones",
-                                 "/api/v1/naans/{naan}/bindings", "/api/v1/import", "/api/v1/export"}
+                                 "/api/v1/naans/{naan}/bindings", "/api/v1/import", "/api/v1/export",
+                                 "/api/v1/history"}
     assert "HTTPBearer" in doc["components"]["securitySchemes"]

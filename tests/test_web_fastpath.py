@@ -31,7 +31,11 @@ PATHS = [
     ("tombstoned", "/ark:99999/fk4gone", 410),
     ("reserved", "/ark:99999/fk4res", 404),
     ("unknown", "/ark:99999/fk4nope", 404),
-    ("unknown-naan", "/ark:12345/x", 302),
+    ("unknown-naan", "/ark:12345/x", 302),  # registered: the registry's NAAN record (EZID)
+    ("unregistered-naan", "/ark:00000/x", 302),  # N2T
+    ("registry-shoulder", "/ark:19156/tkt42abc", 302),
+    ("registry-303", "/ark:99166/w6zz1", 303),
+    ("registry-unsafe", "/ark:12148/%2e%2e/%2e%2e/%2e%2e/x", 404),
     ("malformed-empty", "/ark:", 400),
     ("malformed-naan", "/ark:/", 400),
 ]
@@ -87,6 +91,7 @@ def test_fast_path_answers_without_fastapi(client: TestClient, monkeypatch: pyte
     monkeypatch.setattr(FastAPI, "__call__", spy)
     assert client.get("/ark:99999/fk4x1").headers["location"] == "https://example.org/x1"
     assert client.head("/ark:99999/fk4gone").status_code == 410
+    assert client.get("/ark:12148/x").headers["location"] == "http://ark.bnf.fr/ark:/12148/x"  # the registry
     assert calls == []
     # a query, another method, another path: FastAPI
     assert client.get("/ark:99999/fk4x1?info").status_code == 200

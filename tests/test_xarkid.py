@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pidkit.errors import PidkitError, XarkIdError
+from pidkit.errors import PidkitError, TimestampRangeError, XarkIdError
 from pidkit.xarkid import RevisionId, XarkId
 
 VECTOR_FILE = Path(__file__).parent / "data" / "vectors" / "xarkid.json"
@@ -220,16 +220,27 @@ def test_extremes() -> None:
         _ = top.timestamp  # year 10889: beyond datetime, as documented
 
 
+def test_timestamp_past_year_9999_is_a_pidkit_error_naming_the_id() -> None:
+    last = XarkId.from_parts(unix_ms=253402300799999, random=0)  # 9999-12-31T23:59:59.999Z
+    assert last.timestamp == dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC)
+    past = XarkId.from_parts(unix_ms=253402300800000, random=7)
+    with pytest.raises(TimestampRangeError, match=r"after 9999-12-31") as info:
+        _ = past.timestamp
+    assert isinstance(info.value, PidkitError) and isinstance(info.value, OverflowError)
+    assert info.value.text == str(past) and repr(str(past)) in str(info.value)
+    assert past.unix_ms == 253402300800000  # still usable
+
+
 # --- value semantics -------------------------------------------------------------------------------------
 
 
 def test_immutable() -> None:
     x = XarkId.new()
-    with pytest.raises(TypeError):
+    with pytest.raises(AttributeError, match="immutable"):
         x._int = 5
-    with pytest.raises(TypeError):
+    with pytest.raises(AttributeError, match="immutable"):
         x.foo = 5
-    with pytest.raises(TypeError):
+    with pytest.raises(AttributeError, match="immutable"):
         del x._compact
     assert not hasattr(x, "__dict__")
 
@@ -518,3 +529,83 @@ def test_crlf_variants_property(content: object) -> None:
         return v
 
     assert RevisionId.content_checksum(to_crlf(content)) == RevisionId.content_checksum(content)
+
+
+# --- the GUID fast path against the one rule for UUID text (pidkit.codecs.read_uuid_text) ---------------
+
+_GUID_NOISE = "0123456789abcdefABCDEF48-{} g\n"
+
+
+@st.composite
+def guid_like(draw: st.DrawFn) -> str:
+    """GUID text in every shape, XarkId-shaped or not, sometimes with one character changed/added/dropped."""
+    value = draw(st.integers(0, (1 << 128) - 1))
+    if draw(st.booleans()):  # the XarkId shape: version nibble 4, byte 8's high nibble 8
+        value = (value & ~(0xF << 76) & ~(0xF << 60)) | (4 << 76) | (8 << 60)
+    h = f"{value:032x}"
+    if draw(st.booleans()):
+        h = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    if draw(st.booleans()):
+        h = h.upper()
+    if draw(st.booleans()):
+        h = "{" + h + "}"
+    edit = draw(st.sampled_from(["none", "replace", "insert", "delete"]))
+    i = draw(st.integers(0, len(h) - 1))
+    c = draw(st.sampled_from(_GUID_NOISE))
+    if edit == "replace":
+        h = h[:i] + c + h[i + 1 :]
+    elif edit == "insert":
+        h = h[:i] + c + h[i:]
+    elif edit == "delete":
+        h = h[:i] + h[i + 1 :]
+    return h
+
+
+@given(guid_like())
+def test_guid_fast_path_agrees_with_read_uuid_text(text: str) -> None:
+    from pidkit import xarkid
+    from pidkit.codecs import read_uuid_text
+
+    plain = read_uuid_text(text)
+    plain_ok = plain is not None and (plain.value >> 76) & 0xF == 4 and (plain.value >> 60) & 0xF == 8
+    assert (xarkid._GUID_FAST.fullmatch(text) is not None) == plain_ok
+    if plain_ok:
+        assert plain is not None
+        assert XarkId.parse(text).guid.int == plain.value
+        assert XarkId.from_guid(text).guid.int == plain.value
+    else:
+        with pytest.raises(XarkIdError):
+            XarkId.from_guid(text)
+
+
+@given(st.integers(0, (1 << 120) - 1))
+def test_compact_slot_and_int_slot_agree(value: int) -> None:
+    """A XarkId holds its value in one of two slots (``new()`` sets only the compact string, the other
+    constructors only the int; the other is derived on first use): both give the same value everywhere."""
+    from pidkit.codecs import b64url_encode
+
+    compact = b64url_encode(value.to_bytes(15, "big"))
+    by_text, by_int = XarkId._of_compact(compact), XarkId._of_int(value)
+    assert by_text == by_int and hash(by_text) == hash(by_int)
+    assert not by_text < by_int and not by_int < by_text
+    for view in ("int", "compact", "guid", "hex", "unix_ms", "random", "bytes"):
+        assert getattr(XarkId._of_compact(compact), view) == getattr(XarkId._of_int(value), view), view
+    assert str(XarkId._of_compact(compact)) == str(XarkId._of_int(value)) == compact
+    assert repr(XarkId._of_compact(compact)) == repr(XarkId._of_int(value))
+    assert pickle.loads(pickle.dumps(XarkId._of_compact(compact))) == by_int
+
+
+@given(guid_like() | st.text(st.sampled_from("AYvP5WgA-_ASNFZ4mr!"), min_size=19, max_size=21))
+def test_json_schema_pattern_agrees_with_parse(text: str) -> None:
+    """The pattern pydantic publishes (pidkit.xarkid.JSON_PATTERN) accepts exactly what parse accepts."""
+    import re
+
+    from pidkit import xarkid
+
+    try:
+        XarkId.parse(text)
+    except XarkIdError:
+        parses = False
+    else:
+        parses = True
+    assert (re.fullmatch(xarkid.JSON_PATTERN, text) is not None) == parses

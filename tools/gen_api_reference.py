@@ -179,6 +179,8 @@ def _security(doc: dict[str, Any], op: dict[str, Any]) -> str:
                 names.append("`Authorization: Bearer <API key>`")
             else:
                 names.append(f"`{name}`")
+    if any(not req for req in requirements):  # {}: no requirement is one of the alternatives
+        return "Authentication: optional (" + " or ".join(names) + ")."
     return "Authentication: " + " or ".join(names) + "."
 
 

@@ -1,4 +1,4 @@
-/* pidkit._speedups: the Library.Link resource id (seed 002) in C.
+/* pidkit._speedups: the Library.Link resource id (seed 002) and XarkId.new() (seed 000) in C.
  *
  * Optional: setup.py builds it when a C compiler and the Python headers are there; pidkit.llid falls back
  * to its pure-Python code otherwise (and for every input this module does not take itself).
@@ -23,11 +23,24 @@
  * ids_from_template(fragments, columns) -> list[str] serves pidkit.bulk.resource_ids_from_columns: the
  * JSON text of row i is fragments[0] + json(columns[0][i]) + fragments[1] + ... + fragments[n], where the
  * fragments are ready ASCII JSON (bytes) and json(s) is a string escaped as in step 1.
+ *
+ * xarkid_new(cls) -> cls is XarkId.new() (pidkit.xarkid wraps it in a classmethod): a new instance whose
+ * compact text (20 base64url characters of the 15 native bytes) is set and whose int is decoded lazily, as
+ * the pure-Python XarkId.new does.  The same two sources as the Python code:
+ *   - time: the system clock that time.time_ns() reads (CPython's _PyTime_GetSystemClock, PyTime_Time from
+ *     3.13: clock_gettime(CLOCK_REALTIME) on Linux), floored to milliseconds; nothing monotonic is added
+ *     (the Python code adds nothing either: two ids of one millisecond differ by their random bits only);
+ *   - randomness: os.urandom itself (getrandom(2) with flags 0 on Linux, the OS CSPRNG), called for 9 * 512
+ *     bytes at a time into a pool held in the module state; each id takes 9 bytes the pool never hands out
+ *     again.  The GIL is held from taking the bytes to building the text, so two threads never share them;
+ *     a pthread_atfork child handler marks the pool stale in a forked child, so parent and child never do.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h> /* T_OBJECT_EX, READONLY: the XarkId slot check */
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -38,8 +51,25 @@
 
 /* --- module state: the Python fallback ------------------------------------------------------------- */
 
+/* XarkId.new(): 9 random bytes per id, this many ids per os.urandom call */
+#define XARKID_RANDOM_BYTES 9
+#define XARKID_POOL_IDS 512
+#define XARKID_POOL_BYTES (XARKID_RANDOM_BYTES * XARKID_POOL_IDS)
+#define XARKID_COMPACT_LEN 20
+#define XARKID_MAX_MS ((int64_t)0xFFFFFFFFFFFF) /* 48 bits */
+
 typedef struct {
     PyObject *fallback; /* callable(pairs) -> str, or NULL until _set_fallback() */
+    /* XarkId.new(), all NULL / empty until _xarkid_setup() */
+    PyTypeObject *xarkid_type;   /* pidkit.xarkid.XarkId: cls must be it or a subclass */
+    PyObject *compact_slot;      /* XarkId.__dict__["_compact"], the slot's member descriptor */
+    Py_ssize_t compact_offset;   /* where that slot is in an instance */
+    PyObject *urandom;           /* os.urandom */
+    Py_ssize_t pool_pos;         /* next unused byte of pool; XARKID_POOL_BYTES = empty */
+    unsigned long pool_forks;    /* fork_count when the pool was filled: another value = a forked child */
+    int64_t prefix_ms;           /* the millisecond whose 8 characters are in prefix, or -1 */
+    char prefix[8];
+    unsigned char pool[XARKID_POOL_BYTES];
 } speedups_state;
 
 static inline speedups_state *
@@ -662,6 +692,169 @@ error:
     return NULL;
 }
 
+/* --- XarkId.new() ---------------------------------------------------------------------------------- */
+
+static const char B64URL[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* base64url (RFC 4648 section 5) of 3 * n bytes: exactly 4 * n characters, no padding */
+static void
+b64url_triples(const unsigned char *in, Py_ssize_t n, char *out)
+{
+    for (Py_ssize_t i = 0; i < n; i++, in += 3, out += 4) {
+        uint32_t v = ((uint32_t)in[0] << 16) | ((uint32_t)in[1] << 8) | in[2];
+        out[0] = B64URL[(v >> 18) & 63];
+        out[1] = B64URL[(v >> 12) & 63];
+        out[2] = B64URL[(v >> 6) & 63];
+        out[3] = B64URL[v & 63];
+    }
+}
+
+/* forks seen by this process (pthread_atfork child handler): a child never uses its parent's pool */
+static volatile unsigned long fork_count = 0;
+
+static void
+count_fork_in_child(void)
+{
+    fork_count++;
+}
+
+/* the system clock in Unix milliseconds, as time.time_ns() // 1_000_000; -1 with an exception set */
+static int64_t
+system_clock_ms(void)
+{
+    int64_t ns;
+#if PY_VERSION_HEX >= 0x030D0000
+    PyTime_t t;
+    if (PyTime_Time(&t) < 0) {
+        return -1;
+    }
+    ns = (int64_t)t;
+#else
+    ns = (int64_t)_PyTime_GetSystemClock();
+#endif
+    int64_t ms = ns / 1000000;
+    if (ns % 1000000 < 0) {
+        ms -= 1; /* floor, as Python's // */
+    }
+    if (ms < 0 || ms > XARKID_MAX_MS) {
+        PyErr_Format(PyExc_OverflowError, "the system clock (%lld ms) does not fit a XarkId's 48 bits",
+                     (long long)ms);
+        return -1;
+    }
+    return ms;
+}
+
+/* copy the next 9 unused pool bytes to out, refilling the pool from os.urandom when it is empty */
+static int
+take_random(speedups_state *state, unsigned char *out)
+{
+    if (state->pool_pos + XARKID_RANDOM_BYTES > XARKID_POOL_BYTES || state->pool_forks != fork_count) {
+        /* os.urandom may release the GIL: another thread may refill meanwhile; either way the bytes
+           copied below are fresh and pool_pos only moves forward under the GIL */
+        PyObject *fresh = PyObject_CallFunction(state->urandom, "n", (Py_ssize_t)XARKID_POOL_BYTES);
+        if (fresh == NULL) {
+            return -1;
+        }
+        if (!PyBytes_Check(fresh) || PyBytes_GET_SIZE(fresh) != XARKID_POOL_BYTES) {
+            Py_DECREF(fresh);
+            PyErr_SetString(PyExc_RuntimeError, "pidkit._speedups: os.urandom returned the wrong size");
+            return -1;
+        }
+        memcpy(state->pool, PyBytes_AS_STRING(fresh), XARKID_POOL_BYTES);
+        Py_DECREF(fresh);
+        state->pool_pos = 0;
+        state->pool_forks = fork_count;
+    }
+    memcpy(out, state->pool + state->pool_pos, XARKID_RANDOM_BYTES);
+    memset(state->pool + state->pool_pos, 0, XARKID_RANDOM_BYTES);
+    state->pool_pos += XARKID_RANDOM_BYTES;
+    return 0;
+}
+
+PyDoc_STRVAR(xarkid_new_doc,
+"xarkid_new(cls, /)\n--\n\n"
+"A new cls (XarkId or a subclass): the system time (time.time_ns()) in ms and 72 bits from os.urandom.\n"
+"pidkit.xarkid installs it as XarkId.new; see pidkit.xarkid._new_python for the same in Python.");
+
+static PyObject *
+speedups_xarkid_new(PyObject *module, PyObject *cls)
+{
+    speedups_state *state = get_state(module);
+    if (state->xarkid_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pidkit._speedups: _xarkid_setup() was not called");
+        return NULL;
+    }
+    if ((PyTypeObject *)cls != state->xarkid_type &&
+        (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, state->xarkid_type))) {
+        PyErr_Format(PyExc_TypeError, "xarkid_new() needs XarkId or a subclass, not %R", cls);
+        return NULL;
+    }
+    int64_t ms = system_clock_ms();
+    if (ms < 0) {
+        return NULL;
+    }
+    if (ms != state->prefix_ms) {
+        unsigned char be[6];
+        for (int i = 0; i < 6; i++) {
+            be[i] = (unsigned char)(ms >> (8 * (5 - i)));
+        }
+        b64url_triples(be, 2, state->prefix);
+        state->prefix_ms = ms;
+    }
+    unsigned char random[XARKID_RANDOM_BYTES];
+    if (take_random(state, random) < 0) {
+        return NULL;
+    }
+    PyObject *text = PyUnicode_New(XARKID_COMPACT_LEN, 127);
+    if (text == NULL) {
+        return NULL;
+    }
+    char *chars = (char *)PyUnicode_1BYTE_DATA(text);
+    memcpy(chars, state->prefix, 8);
+    b64url_triples(random, XARKID_RANDOM_BYTES / 3, chars + 8);
+    PyTypeObject *type = (PyTypeObject *)cls;
+    PyObject *obj = type->tp_alloc(type, 0);
+    if (obj == NULL) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    /* the slot of a new instance is empty (NULL): it takes the reference, as the descriptor's __set__ would */
+    *(PyObject **)((char *)obj + state->compact_offset) = text;
+    return obj;
+}
+
+PyDoc_STRVAR(xarkid_setup_doc,
+"_xarkid_setup(xarkid_type, compact_slot, urandom, /)\n--\n\n"
+"Register XarkId, its '_compact' slot descriptor and os.urandom for xarkid_new().");
+
+static PyObject *
+speedups_xarkid_setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyType_Check(args[0]) || !PyObject_TypeCheck(args[1], &PyMemberDescr_Type) ||
+        !PyCallable_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_xarkid_setup(xarkid_type, compact_slot, urandom): a type, a slot, a callable");
+        return NULL;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)args[1])->d_member;
+    if (member->type != T_OBJECT_EX || (member->flags & READONLY) ||
+        ((PyDescrObject *)args[1])->d_type != (PyTypeObject *)args[0]) {
+        PyErr_SetString(PyExc_TypeError, "_xarkid_setup(): compact_slot is not a writable slot of xarkid_type");
+        return NULL;
+    }
+    get_state(module)->compact_offset = member->offset;
+    speedups_state *state = get_state(module);
+    Py_INCREF(args[0]);
+    Py_XSETREF(state->xarkid_type, (PyTypeObject *)args[0]);
+    Py_INCREF(args[1]);
+    Py_XSETREF(state->compact_slot, args[1]);
+    Py_INCREF(args[2]);
+    Py_XSETREF(state->urandom, args[2]);
+    state->pool_pos = XARKID_POOL_BYTES;
+    state->prefix_ms = -1;
+    Py_RETURN_NONE;
+}
+
 /* --- the fallback, the module ----------------------------------------------------------------------- */
 
 PyDoc_STRVAR(set_fallback_doc,
@@ -687,20 +880,30 @@ static PyMethodDef speedups_methods[] = {
     {"ids_from_template", (PyCFunction)(void (*)(void))speedups_ids_from_template, METH_FASTCALL,
      ids_from_template_doc},
     {"_set_fallback", (PyCFunction)speedups_set_fallback, METH_O, set_fallback_doc},
+    {"xarkid_new", (PyCFunction)speedups_xarkid_new, METH_O, xarkid_new_doc},
+    {"_xarkid_setup", (PyCFunction)(void (*)(void))speedups_xarkid_setup, METH_FASTCALL, xarkid_setup_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static int
 speedups_traverse(PyObject *module, visitproc visit, void *arg)
 {
-    Py_VISIT(get_state(module)->fallback);
+    speedups_state *state = get_state(module);
+    Py_VISIT(state->fallback);
+    Py_VISIT(state->xarkid_type);
+    Py_VISIT(state->compact_slot);
+    Py_VISIT(state->urandom);
     return 0;
 }
 
 static int
 speedups_clear(PyObject *module)
 {
-    Py_CLEAR(get_state(module)->fallback);
+    speedups_state *state = get_state(module);
+    Py_CLEAR(state->fallback);
+    Py_CLEAR(state->xarkid_type);
+    Py_CLEAR(state->compact_slot);
+    Py_CLEAR(state->urandom);
     return 0;
 }
 
@@ -713,7 +916,17 @@ speedups_free(void *module)
 static int
 speedups_exec(PyObject *module)
 {
-    (void)module;
+    speedups_state *state = get_state(module);
+    state->pool_pos = XARKID_POOL_BYTES;
+    state->prefix_ms = -1;
+    static int atfork_registered = 0;
+    if (!atfork_registered) {
+        if (pthread_atfork(NULL, NULL, count_fork_in_child) != 0) {
+            PyErr_SetString(PyExc_RuntimeError, "pidkit._speedups: pthread_atfork failed");
+            return -1;
+        }
+        atfork_registered = 1;
+    }
     init_escaped_len();
     return 0;
 }
@@ -726,7 +939,7 @@ static PyModuleDef_Slot speedups_slots[] = {
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "pidkit._speedups",
-    .m_doc = "Library.Link resource ids in C (optional; pidkit.llid falls back to pure Python).",
+    .m_doc = "Library.Link resource ids and XarkId.new() in C (optional; pidkit falls back to pure Python).",
     .m_size = sizeof(speedups_state),
     .m_methods = speedups_methods,
     .m_slots = speedups_slots,

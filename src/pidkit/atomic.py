@@ -16,7 +16,8 @@ no longer runs.
 ...     p = os.path.join(d, "a.txt")
 ...     with AtomicWriter(p, text=True) as fh:
 ...         _ = fh.write("x\\n")
-...     open(p).read(), os.listdir(d)
+...     with open(p) as back:
+...         back.read(), os.listdir(d)
 ('x\\n', ['a.txt'])
 """
 
@@ -245,7 +246,8 @@ class AtomicWriter:
     ...     p = os.path.join(d, "a.bin")
     ...     with AtomicWriter(p) as fh:
     ...         _ = fh.write(b"x")
-    ...     open(p, "rb").read()
+    ...     with open(p, "rb") as back:
+    ...         back.read()
     b'x'
     """
 

@@ -25,16 +25,12 @@ pass over the whole column), not per-row objects.
 from __future__ import annotations
 
 import base64
-import binascii
-import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, overload
 
-import mmh3
-
 from .errors import LlidError, PidkitError, XarkIdError
-from .llid import LLID_LENGTH, VERSA_TYPE, _speedups
+from .llid import VERSA_TYPE, Pairs, _encode_many, _speedups
 from .llid import resource_ids as _resource_ids
 from .record_key import is_valid_record_key
 from .tid import TidClock, is_valid_tid
@@ -61,8 +57,6 @@ Errors: TypeAlias = Literal["raise", "null"]
 _B64URL: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 _GUID_LENGTHS: Final = frozenset({32, 34, 36, 38})
 _GUID_DASHED_LEN: Final = 36
-_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")  # base64 -> base64url (RFC 4648 §5)
-_hash64: Final = mmh3.hash64
 _tid_clock: Final = TidClock()  # one clock per process: ids from successive calls never repeat
 
 
@@ -335,22 +329,7 @@ def guids_to_xarkids(column: Iterable[object], *, errors: Errors = "raise") -> A
 # --- Library.Link resource ids ---------------------------------------------------------------------------
 
 
-def _ids_of_json(texts: list[str]) -> list[str]:
-    """Library.Link ids of ready reference-JSON texts (ASCII), seed 002 steps 2-4 over the whole column.
-
-    Step 2: ``mmh3.hash64(text)[0]`` (low 64 bits, signed); step 3: signed 64-bit big-endian — packed for
-    all rows in one ``struct`` call, each followed by a zero pad byte so that every id is exactly 12 base64
-    characters; step 4: one base64 pass, then the first 11 characters of each 12 (= unpadded base64url of
-    the 8 bytes, as :func:`pidkit.llid.resource_id` writes it).
-    """
-    h64 = _hash64
-    lows = [h64(t)[0] for t in texts]
-    raw = struct.pack(">" + "qx" * len(lows), *lows)
-    text = binascii.b2a_base64(raw, newline=False).translate(_URLSAFE).decode("ascii")
-    return [text[i : i + LLID_LENGTH] for i in range(0, len(text), 12)]
-
-
-def resource_ids(column: Iterable[Sequence[Sequence[str]]]) -> list[str]:
+def resource_ids(column: Iterable[Pairs]) -> list[str]:
     """:func:`pidkit.resource_ids` on a column whose every value is a list of ``[key, value]`` pairs.
 
     >>> resource_ids([[["a", "b"]], []])
@@ -425,7 +404,7 @@ def resource_ids_from_columns(
             texts = [template % (v,) for v in escaped[0]]
         else:
             texts = [template % row for row in zip(*escaped, strict=True)]
-        return _ids_of_json(texts)
+        return _encode_many(texts)
     # some value is not a str: name the first one, or build the rows without the missing pairs
     rows: list[str] = []
     for i in range(n):
@@ -438,4 +417,4 @@ def resource_ids_from_columns(
                 raise LlidError(f"row {i}, key {key!r}: value must be a str, got {value!r:.40}")
             parts.append(f"[{esc(key)},{esc(value)}]")
         rows.append("[" + ",".join(parts) + "]")
-    return _ids_of_json(rows)
+    return _encode_many(rows)

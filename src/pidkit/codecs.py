@@ -8,6 +8,10 @@ Each alphabet is defined here once; the schemes import them.
 * NOID extended digits (betanumeric) — ``0123456789bcdfghjkmnpqrstvwxz`` (R = 29), used by NOID templates
   and the NCDA check character.
 * ISO 8601 in UTC with ``Z`` — how pidkit writes every instant (``inspect``, the store, ``?info``).
+* UUID text — the one rule for reading a UUID written as text (:func:`read_uuid_text`), used by every
+  scheme, ``inspect``, GEDCOM and the store.
+* The optional C helper ``pidkit._speedups`` — the one rule for whether it is used
+  (:func:`load_speedups`), by Library.Link ids and ``XarkId.new()``.
 
 >>> b64url_encode(bytes([0xfb, 0xff, 0xbf]))
 '-_-_'
@@ -24,7 +28,11 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as _dt
-from typing import Final
+import importlib
+import os
+import re
+from types import ModuleType
+from typing import Final, NamedTuple
 
 from .errors import ParseError
 
@@ -35,13 +43,37 @@ __all__ = [
     "B64URL_CHARS",
     "BETANUMERIC",
     "BETANUMERIC_VALUE",
+    "UuidText",
     "b32s_decode",
     "b32s_encode",
     "b64url_decode",
     "b64url_encode",
     "first_bad_char",
     "iso_z",
+    "load_speedups",
+    "read_uuid_text",
+    "uuid_text",
 ]
+
+def load_speedups() -> ModuleType | None:
+    """The compiled helper ``pidkit._speedups``, or ``None`` if it was not built or the environment
+    variable ``PIDKIT_PURE_PYTHON`` is set (to anything but ``0``) when pidkit is imported.
+
+    >>> import os
+    >>> helper = load_speedups()
+    >>> pure = os.environ.get("PIDKIT_PURE_PYTHON", "") not in ("", "0")
+    >>> helper is None if pure else helper is None or helper.__name__ == "pidkit._speedups"
+    True
+    """
+    if os.environ.get("PIDKIT_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        # by its full name, not ``from . import``: the extension is a leaf, and the value modules never
+        # import the ``pidkit`` package (which imports them) for it
+        return importlib.import_module("pidkit._speedups")
+    except ImportError:
+        return None
+
 
 #: RFC 4648 §5 "URL and Filename safe" alphabet.
 B64URL_ALPHABET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -153,3 +185,60 @@ def iso_z(when: _dt.datetime, timespec: str = "microseconds") -> str:
             raise ValueError(f"a naive datetime has no place in time: {when.isoformat()}")
         when = when.astimezone(_dt.UTC)
     return when.isoformat(timespec=timespec)[:-6] + "Z"  # "+00:00" -> "Z"
+
+
+#: UUID text: 32 ASCII hex digits (either case), plain or in RFC 9562 §4's 8-4-4-4-12 groups, optionally in
+#: braces (the Microsoft registry form of a GUID).  Group 1 is the braced body, group 2 the bare one.
+_UUID_HEX: Final = (
+    r"[0-9A-Fa-f]{32}|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+)
+_UUID_TEXT: Final = re.compile(rf"\{{({_UUID_HEX})\}}|({_UUID_HEX})")
+
+
+class UuidText(NamedTuple):
+    """A UUID read from text by :func:`read_uuid_text`: its 128-bit value and how it was written."""
+
+    value: int
+    dashed: bool  #: written in the 8-4-4-4-12 groups
+    braced: bool  #: wrapped in ``{…}``
+
+    @property
+    def rfc9562(self) -> bool:
+        """Written exactly as RFC 9562 §4's string representation (dashed, no braces; either case).
+
+        >>> read_uuid_text("{0E4A9C1E-6B1F-4C3A-9D2B-1A2B3C4D5E6F}").rfc9562
+        False
+        """
+        return self.dashed and not self.braced
+
+
+def read_uuid_text(text: str) -> UuidText | None:
+    """Read UUID text — the one rule pidkit has for it — or ``None`` when ``text`` is not UUID text.
+
+    32 ASCII hex digits, either case, plain or dashed 8-4-4-4-12 (RFC 9562 §4), optionally in braces.
+    Nothing else is UUID text: no spaces, no dashes elsewhere, no ``urn:uuid:`` prefix, no non-ASCII
+    digits (unlike :class:`uuid.UUID`, which strips braces and dashes wherever they are).
+
+    >>> u = read_uuid_text("0E4A9C1E-6B1F-4C3A-9D2B-1A2B3C4D5E6F")
+    >>> hex(u.value), u.dashed, u.braced, u.rfc9562
+    ('0xe4a9c1e6b1f4c3a9d2b1a2b3c4d5e6f', True, False, True)
+    >>> read_uuid_text("{0e4a9c1e6b1f4c3a9d2b1a2b3c4d5e6f}").braced
+    True
+    >>> read_uuid_text("0e4a9c1e-6b1f4c3a-9d2b-1a2b3c4d5e6f") is None
+    True
+    """
+    m = _UUID_TEXT.fullmatch(text)
+    if m is None:
+        return None
+    body = m[1] if m[1] is not None else m[2]
+    return UuidText(int(body.replace("-", ""), 16), len(body) == 36, m[1] is not None)
+
+
+def uuid_text(value: int) -> str:
+    """The canonical text of a UUID: lowercase, dashed 8-4-4-4-12 (RFC 9562 §4).
+
+    >>> uuid_text(0x0E4A9C1E6B1F4C3A9D2B1A2B3C4D5E6F)
+    '0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f'
+    """
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

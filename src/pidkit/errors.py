@@ -31,6 +31,7 @@ __all__ = [
     "RecordKeyError",
     "StoreError",
     "TidError",
+    "TimestampRangeError",
     "XarkIdError",
     "show",
 ]
@@ -97,6 +98,16 @@ class PidkitError(ValueError):
         if self.position is None or len(self.text) > _MAX_SHOWN:
             return self.text[:_MAX_SHOWN]
         return f"{self.text}\n{' ' * (self.position - 1)}^"
+
+
+class TimestampRangeError(PidkitError, OverflowError):
+    """A valid id whose embedded time :mod:`datetime` cannot represent (after 9999-12-31T23:59:59Z).
+
+    Also an :class:`OverflowError`, which is what :mod:`datetime` raises and what callers caught before.
+
+    >>> issubclass(TimestampRangeError, OverflowError), issubclass(TimestampRangeError, ValueError)
+    (True, True)
+    """
 
 
 class ParseError(PidkitError):

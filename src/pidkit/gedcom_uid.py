@@ -52,8 +52,10 @@ import enum
 import os
 import re
 import uuid
-from typing import Final, NoReturn
+from typing import Final
 
+from ._value import SchemaInfo, Value
+from .codecs import read_uuid_text
 from .errors import GedcomUidError, XarkIdError
 from .xarkid import XarkId
 
@@ -63,11 +65,10 @@ __all__ = ["GedcomUid", "UidForm"]
 PAF_DATA_DIGITS: Final = 32
 PAF_LENGTH: Final = 36
 _HEX36: Final = re.compile(r"[0-9A-Fa-f]{36}")
-_HEX32: Final = re.compile(r"[0-9A-Fa-f]{32}")
-_DASHED: Final = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-_BRACED: Final = re.compile(r"\{(?:[0-9A-Fa-f]{32}|" + _DASHED.pattern + r")\}")
 _XARKID_COMPACT: Final = re.compile(r"[A-Za-z0-9_-]{20}")
 _LINE_BREAKS: Final = "\r\n"
+#: A GEDCOM line value as a JSON schema pattern: not empty, not only whitespace, no line break.
+JSON_PATTERN: Final = r"^[^\r\n]*\S[^\r\n]*$"
 
 
 def paf_checksum(data: bytes) -> str:
@@ -116,7 +117,8 @@ def _classify(text: str) -> tuple[UidForm, bytes | None, str]:
     form, data = _classify_whole(text)
     if form is UidForm.OTHER and len(text) > PAF_LENGTH:
         head = text[:PAF_LENGTH]
-        if _HEX36.fullmatch(head) or _DASHED.fullmatch(head):
+        # a 36-character form: 36 hex digits, or UUID text (36 characters of it are always 8-4-4-4-12)
+        if _HEX36.fullmatch(head) or read_uuid_text(head) is not None:
             form, data = _classify_whole(head)
             return form, data, head
     return form, data, text
@@ -127,14 +129,16 @@ def _classify_whole(text: str) -> tuple[UidForm, bytes | None]:
         data = bytes.fromhex(text[:PAF_DATA_DIGITS])
         ok = paf_checksum(data) == text[PAF_DATA_DIGITS:].upper()
         return (UidForm.VALID if ok else UidForm.BAD_CHECKSUM), data
-    if _HEX32.fullmatch(text):
-        return UidForm.NO_CHECKSUM, bytes.fromhex(text)
-    if _DASHED.fullmatch(text) or _BRACED.fullmatch(text):
-        return UidForm.UUID, bytes.fromhex(text.strip("{}").replace("-", ""))
-    return UidForm.OTHER, None
+    u = read_uuid_text(text)  # the one rule for UUID text (pidkit.codecs)
+    if u is None:
+        return UidForm.OTHER, None
+    data = u.value.to_bytes(16, "big")
+    if not u.dashed and not u.braced:  # 32 hex digits: the PAF form without its checksum
+        return UidForm.NO_CHECKSUM, data
+    return UidForm.UUID, data
 
 
-class GedcomUid:
+class GedcomUid(Value):
     """One ``_UID``/``UID`` value, kept verbatim and classified.
 
     Equality and hashing are on the verbatim text (two differently written values are different UIDs,
@@ -156,21 +160,9 @@ class GedcomUid:
     _form: UidForm
     _bytes16: bytes | None
     _significant: str
-
-    def __init__(self, text: str) -> None:
-        """Same as :meth:`parse`.
-
-        >>> GedcomUid("X1").form
-        <UidForm.OTHER: 'other'>
-        """
-        if not isinstance(text, str):
-            raise TypeError(f"UID text must be str, not {type(text).__name__}")
-        _check_value(text)
-        form, data, significant = _classify(text)
-        object.__setattr__(self, "_text", text)
-        object.__setattr__(self, "_form", form)
-        object.__setattr__(self, "_bytes16", data)
-        object.__setattr__(self, "_significant", significant)
+    _schema_info = SchemaInfo(
+        "gedcom_uid", JSON_PATTERN, JSON_PATTERN, "161C15D03ECE47968211BBB2E9EE7F4FA5A6"
+    )
 
     @classmethod
     def parse(cls, text: str) -> GedcomUid:
@@ -183,7 +175,16 @@ class GedcomUid:
         ...
         pidkit.errors.GedcomUidError: line break in a UID value in 'a\\nb' at position 2
         """
-        return cls(text)
+        if not isinstance(text, str):
+            raise TypeError(f"UID text must be str, not {type(text).__name__}")
+        _check_value(text)
+        form, data, significant = _classify(text)
+        self = object.__new__(cls)
+        object.__setattr__(self, "_text", text)
+        object.__setattr__(self, "_form", form)
+        object.__setattr__(self, "_bytes16", data)
+        object.__setattr__(self, "_significant", significant)
+        return self
 
     @staticmethod
     def checksum(data: bytes) -> str:
@@ -399,41 +400,13 @@ class GedcomUid:
             return True
         return self._bytes16 is not None and self._bytes16 == other._bytes16
 
-    # --- protocol -------------------------------------------------------------------------------------
+    # --- protocol (equality, hashing, immutability, pickling, pydantic: pidkit._value) ---------------------
+
+    def _cmp_key(self) -> str:
+        return self._text  # verbatim: two differently written values are different UIDs
+
+    def _repr_text(self) -> str:
+        return self._text
 
     def __str__(self) -> str:
         return self._text
-
-    def __repr__(self) -> str:
-        return f"GedcomUid({self._text!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, GedcomUid):
-            return self._text == other._text
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._text)
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise TypeError("GedcomUid objects are immutable")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise TypeError("GedcomUid objects are immutable")
-
-    def __reduce__(self) -> tuple[type[GedcomUid], tuple[str]]:
-        return (GedcomUid, (self._text,))
-
-    def __copy__(self) -> GedcomUid:
-        return self
-
-    def __deepcopy__(self, memo: object) -> GedcomUid:
-        return self
-
-    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
-        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
-
-        return core_schema_for(cls)

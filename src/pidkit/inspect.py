@@ -44,9 +44,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .ark import Ark
-from .codecs import B64URL_CHARS
-from .errors import PidkitError
+from .codecs import read_uuid_text, uuid_text
+from .errors import PidkitError, TimestampRangeError
 from .gedcom_uid import GedcomUid, UidForm
+from .llid import LLID_LENGTH, read_llid
 from .record_key import RecordKey
 from .tid import Tid
 from .xarkid import XarkId
@@ -62,10 +63,6 @@ MAX_INPUT = 8192
 
 # GEDCOM 5.5.1 xref id: "@" + 1..20 chars (XarkId seed: "A-Za-z0-9_.?<>~\/~#$%^&*()[+-"), first alphanumeric.
 _XREF = re.compile(r"@?([A-Za-z0-9][A-Za-z0-9_.?<>~\\/#$%^&*()\[+\-]{0,19})@?")
-_LLID_LEN = 11
-_UUID_TEXT = re.compile(
-    r"[0-9A-Fa-f]{32}|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
-)
 
 
 @dataclass(frozen=True)
@@ -182,6 +179,9 @@ def _read_ark(text: str) -> list[Reading]:
         parts["shared_naan"] = shared.meaning
         parts["long_term"] = shared.long_term
         notes.append(f"NAAN {norm.naan} is shared ({shared.meaning}): {shared.purpose}")
+    from .registry import describe_naan  # the public NAAN registry (issue 16): who holds this NAAN
+
+    notes.append(describe_naan(norm.naan))
     return [Reading("ark", True, str(norm), None, 100, parts, tuple(notes))]
 
 
@@ -189,10 +189,12 @@ def _read_xarkid(text: str) -> list[Reading]:
     x = XarkId.parse(text)
     try:
         ts: dt.datetime | None = x.timestamp
-    except OverflowError:  # 48 bits of milliseconds reach past 9999-12-31, which datetime cannot show
+    except TimestampRangeError:  # 48 bits of milliseconds reach past 9999-12-31, which datetime cannot show
         ts = None
     plausible = ts is not None and _plausible(ts)
     notes = [] if plausible else ["embedded time is outside 1990–2200: probably not a XarkId"]
+    if ts is None:
+        notes.append(f"embedded time ({x.unix_ms} Unix ms) is after the year 9999")
     parts = {"compact": x.compact, "guid": str(x.guid), "unix_ms": x.unix_ms, "random": f"{x.random:018x}"}
     return [Reading("xarkid", True, x.compact, ts, 90 if plausible else 45, parts, tuple(notes))]
 
@@ -229,22 +231,20 @@ def _read_gedcom_uid(text: str) -> list[Reading]:
 
 
 def _read_uuid(text: str) -> list[Reading]:
-    stripped = text[1:-1] if text.startswith("{") and text.endswith("}") else text
-    if _UUID_TEXT.fullmatch(stripped) is None:  # ASCII hex only: uuid.UUID alone takes '_' and other digits
+    read = read_uuid_text(text)  # the one rule for UUID text (pidkit.codecs), as the store's uuid_key
+    if read is None:
         return []
-    u = uuid.UUID(stripped)
+    u = uuid.UUID(int=read.value)
     parts = {"version": u.version, "variant": u.variant, "hex": u.hex, "urn": u.urn}
-    notes = ("also a GEDCOM 7 UID value",) if len(stripped) == 36 else ()
-    return [Reading("uuid", True, str(u), None, 70, parts, notes)]
+    notes = ("also a GEDCOM 7 UID value",) if read.dashed else ()
+    return [Reading("uuid", True, uuid_text(read.value), None, 70, parts, notes)]
 
 
 def _read_llid(text: str) -> list[Reading]:
-    if len(text) != _LLID_LEN or any(c not in B64URL_CHARS for c in text):
-        return []
-    from .codecs import b64url_decode
-
-    raw = b64url_decode(text, 8)
-    parts = {"int64": int.from_bytes(raw, "big", signed=True), "hex": raw.hex()}
+    if len(text) != LLID_LENGTH:
+        return []  # not even the length: no reason worth reporting
+    value = read_llid(text)
+    parts = {"int64": value, "hex": value.to_bytes(8, "big", signed=True).hex()}
     note = "11 base64url characters: the shape of a Library.Link resource id (a hash: nothing more to verify)"
     return [Reading("llid", True, text, None, 35, parts, (note,))]
 

@@ -1,7 +1,8 @@
 """Standard-library interop: which Python values each value type is made from, and :mod:`json` hooks.
 
-:func:`coerce` is the one place that says which Python values become which pidkit value (the pydantic
-and SQLAlchemy integrations use it too); :func:`json_default` / :class:`JSONEncoder` write every value type
+:func:`coerce` makes a pidkit value from a Python value by the type's own rule (``Value._coerce``, the one
+place per type that says which Python values it takes; pydantic and SQLAlchemy use the same);
+:func:`json_default` / :class:`JSONEncoder` write every value type
 as its canonical string; :func:`object_hook` turns chosen keys back into values when reading.
 
 =================== =========================================================================================
@@ -32,10 +33,10 @@ Anything else is a :class:`TypeError`; a value of the right type but wrong text 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar, cast
 
+from ._value import Value
 from .ark import Ark
 from .gedcom_uid import GedcomUid
 from .record_key import KeyType, RecordKey
@@ -48,10 +49,6 @@ __all__ = ["VALUE_TYPES", "JSONEncoder", "coerce", "json_default", "object_hook"
 VALUE_TYPES: Final[tuple[type, ...]] = (XarkId, Tid, RecordKey, GedcomUid, Ark, KeyType)
 
 T = TypeVar("T")
-
-
-def _type_error(cls: type, value: object) -> TypeError:
-    return TypeError(f"cannot make a {cls.__name__} from a {type(value).__name__}: {value!r:.80}")
 
 
 def coerce(cls: type[T], value: object) -> T:
@@ -71,37 +68,10 @@ def coerce(cls: type[T], value: object) -> T:
     ...
     TypeError: cannot make a Tid from a bool: True
     """
-    if isinstance(value, cls):
-        return value
-    made: object
-    if issubclass(cls, XarkId):
-        if isinstance(value, str):
-            made = cls.parse(value)
-        elif isinstance(value, uuid.UUID):
-            made = cls.from_guid(value)
-        elif isinstance(value, XarkId):
-            made = cls.from_int(value.int)
-        else:
-            raise _type_error(cls, value)
-    elif issubclass(cls, Tid):
-        if isinstance(value, str):
-            made = cls.parse(value)
-        elif isinstance(value, int) and not isinstance(value, bool):
-            made = cls.from_int(value)
-        else:
-            raise _type_error(cls, value)
-    elif issubclass(cls, RecordKey):
-        if isinstance(value, str | Tid):
-            made = cls.parse(str(value))
-        else:
-            raise _type_error(cls, value)
-    elif issubclass(cls, GedcomUid | Ark | KeyType):
-        if not isinstance(value, str):
-            raise _type_error(cls, value)
-        made = cls.parse(value)
-    else:
-        raise TypeError(f"{cls.__name__} is not a pidkit value type")
-    return cast(T, made)
+    if not (isinstance(cls, type) and issubclass(cls, VALUE_TYPES)):
+        raise TypeError(f"{getattr(cls, '__name__', cls)} is not a pidkit value type")
+    value_type = cast("type[Value]", cls)
+    return cast(T, value_type._coerce(value))  # each type's own rule (pidkit._value.Value._coerce)
 
 
 def json_default(obj: object) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from ._value import OrderedValue, SchemaInfo, Value, type_error
 from .errors import RecordKeyError, TidError
 from .tid import Tid
 
@@ -42,6 +43,9 @@ MIN_RECORD_KEY_LENGTH: Final = 1
 MAX_RECORD_KEY_LENGTH: Final = 512
 #: record-key.mdx "Record Key Syntax": "the specific record key values ``.`` and ``..`` are not allowed".
 FORBIDDEN_RECORD_KEYS: Final = frozenset({".", ".."})
+
+#: record-key.mdx "Record Key Syntax" as a JSON schema pattern (ECMA-262).
+JSON_PATTERN: Final = r"^(?!\.{1,2}$)[A-Za-z0-9._:~-]{1,512}$"
 
 _RKEY_RE: Final = re.compile(r"[A-Za-z0-9._:~-]{1,512}")
 _rkey_fullmatch: Final = _RKEY_RE.fullmatch
@@ -76,7 +80,7 @@ def is_valid_record_key(text: str) -> bool:
     return _rkey_fullmatch(text) is not None and text not in FORBIDDEN_RECORD_KEYS
 
 
-class RecordKey:
+class RecordKey(OrderedValue):
     """An atproto record key: immutable, case-sensitive, hashed and ordered by its string.
 
     >>> sorted([RecordKey.parse("b"), RecordKey.parse("a"), RecordKey.parse("B")])
@@ -87,14 +91,7 @@ class RecordKey:
 
     __slots__ = ("_str",)
     _str: str
-
-    def __init__(self, text: str) -> None:
-        """Same as :meth:`parse` (so that ``repr`` can be pasted back).
-
-        >>> RecordKey("self") == RecordKey.parse("self")
-        True
-        """
-        object.__setattr__(self, "_str", RecordKey.parse(text)._str)
+    _schema_info = SchemaInfo("record_key", JSON_PATTERN, JSON_PATTERN, "3jzfcijpj2z2a")
 
     @classmethod
     def parse(cls, text: str) -> RecordKey:
@@ -118,56 +115,22 @@ class RecordKey:
         _set_str(self, text)
         return self
 
+    # --- protocol (equality, hashing, ordering, immutability, pickling, pydantic: pidkit._value) ----------
+
+    def _cmp_key(self) -> str:
+        return self._str
+
     def __str__(self) -> str:
         return self._str
 
-    def __repr__(self) -> str:
-        return f"RecordKey({self._str!r})"
-
-    def __hash__(self) -> int:
-        return hash((RecordKey, self._str))
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not RecordKey:
-            return NotImplemented
-        return self._str == other._str
-
-    def __lt__(self, other: RecordKey) -> bool:
-        if other.__class__ is not RecordKey:
-            return NotImplemented
-        return self._str < other._str
-
-    def __le__(self, other: RecordKey) -> bool:
-        if other.__class__ is not RecordKey:
-            return NotImplemented
-        return self._str <= other._str
-
-    def __gt__(self, other: RecordKey) -> bool:
-        if other.__class__ is not RecordKey:
-            return NotImplemented
-        return self._str > other._str
-
-    def __ge__(self, other: RecordKey) -> bool:
-        if other.__class__ is not RecordKey:
-            return NotImplemented
-        return self._str >= other._str
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("RecordKey is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("RecordKey is immutable")
-
-    def __reduce__(self) -> tuple[type[RecordKey], tuple[str]]:
-        return (RecordKey, (self._str,))
-
-    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
-
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
-        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
-
-        return core_schema_for(cls)
+    def _coerce(cls, value: object) -> RecordKey:
+        """Also a :class:`~pidkit.tid.Tid` (a TID is a record key)."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str | Tid):
+            return cls.parse(str(value))
+        raise type_error(cls, value)
 
 
 _new = object.__new__
@@ -273,9 +236,11 @@ def is_valid_nsid(text: str) -> bool:
 #: record-key.mdx: the key types a Lexicon record schema can name.
 KEY_TYPES: Final = ("tid", "nsid", "literal", "any")
 _LITERAL_PREFIX: Final = "literal:"
+#: record-key.mdx "Record Key Types" as a JSON schema pattern (ECMA-262).
+KEY_TYPE_JSON_PATTERN: Final = r"^(?:tid|nsid|any|literal:[A-Za-z0-9._:~-]{1,512})$"
 
 
-class KeyType:
+class KeyType(Value):
     """A record key type: ``tid``, ``nsid``, ``literal:<value>`` or ``any`` (record-key.mdx).
 
     >>> KeyType.parse("literal:self")
@@ -291,16 +256,7 @@ class KeyType:
     __slots__ = ("_kind", "_value")
     _kind: str
     _value: str | None
-
-    def __init__(self, text: str) -> None:
-        """Same as :meth:`parse`.
-
-        >>> KeyType("any").kind
-        'any'
-        """
-        parsed = KeyType.parse(text)
-        object.__setattr__(self, "_kind", parsed._kind)
-        object.__setattr__(self, "_value", parsed._value)
+    _schema_info = SchemaInfo("key_type", KEY_TYPE_JSON_PATTERN, KEY_TYPE_JSON_PATTERN, "tid")
 
     @classmethod
     def parse(cls, text: str) -> KeyType:
@@ -385,30 +341,10 @@ class KeyType:
             raise RecordKeyError(f"key type {str(self)!r} needs exactly {self._value!r}", text=text)
         return rkey
 
+    # --- protocol (equality, hashing, immutability, pickling, pydantic: pidkit._value) ---------------------
+
+    def _cmp_key(self) -> tuple[str, str | None]:
+        return (self._kind, self._value)
+
     def __str__(self) -> str:
         return self._kind if self._value is None else _LITERAL_PREFIX + self._value
-
-    def __repr__(self) -> str:
-        return f"KeyType({str(self)!r})"
-
-    def __hash__(self) -> int:
-        return hash((KeyType, self._kind, self._value))
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not KeyType:
-            return NotImplemented
-        return (self._kind, self._value) == (other._kind, other._value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("KeyType is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("KeyType is immutable")
-
-    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
-        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
-
-        return core_schema_for(cls)

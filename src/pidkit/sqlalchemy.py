@@ -29,7 +29,7 @@ the stored text, so match against the stored form (e.g. a normalized ARK prefix)
 >>> with engine.begin() as db:
 ...     _ = db.execute(t.insert(), [{"id": "AYvP5WgA-_-_ASNFZ4mr", "ark": "ark:/12345/x5-4-xz-321"}])
 ...     db.execute(sa.select(t).where(t.c.ark == "https://n2t.net/ark:12345/x54xz321")).one()
-(XarkId('AYvP5WgA-_-_ASNFZ4mr'), Ark.parse('ark:12345/x54xz321'))
+(XarkId('AYvP5WgA-_-_ASNFZ4mr'), Ark('ark:12345/x54xz321'))
 """
 
 from __future__ import annotations
@@ -374,6 +374,6 @@ class ArkText(_TextFragments, TypeDecorator[Ark]):
         """The Ark of stored (normalized) text.
 
         >>> ArkText().process_result_value("ark:12345/x54xz321", None)
-        Ark.parse('ark:12345/x54xz321')
+        Ark('ark:12345/x54xz321')
         """
         return None if value is None else Ark.parse(value)

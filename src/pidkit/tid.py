@@ -43,6 +43,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from ._value import OrderedValue, SchemaInfo, type_error
 from .codecs import B32S_ALPHABET, B32S_VALUE
 from .errors import TidError
 
@@ -62,6 +63,9 @@ _TOP_BIT: Final = 1 << 63
 FIRST_CHARS: Final = B32S_ALPHABET[:16]
 #: The first characters that also keep the top bit 0 (tid.mdx "TID Structure": "The top bit is always 0").
 STRICT_FIRST_CHARS: Final = B32S_ALPHABET[:8]
+
+#: tid.mdx "TID Syntax" as a JSON schema pattern (ECMA-262).
+JSON_PATTERN: Final = f"^[{FIRST_CHARS}][{B32S_ALPHABET}]{{12}}$"
 
 #: tid.mdx reference regex, used with ``fullmatch`` (``$`` would let a trailing newline through).
 _TID_RE: Final = re.compile(f"[{FIRST_CHARS}][{B32S_ALPHABET}]{{12}}")
@@ -132,7 +136,7 @@ def is_valid_tid(
     return (_sfm if strict else _fm)(text) is not None
 
 
-class Tid:
+class Tid(OrderedValue):
     """An atproto TID: immutable, hashed and ordered by its 13-character string (which sorts like its int).
 
     Build one with :meth:`parse`, :meth:`from_int`, :meth:`from_parts` or :meth:`from_datetime`, or take
@@ -147,16 +151,7 @@ class Tid:
 
     __slots__ = ("_str",)
     _str: str
-
-    def __init__(self, text: str) -> None:
-        """Same as :meth:`parse` (so that ``repr`` can be pasted back).
-
-        >>> Tid("2222222222222").int
-        0
-        """
-        if text.__class__ is not str or _fullmatch(text) is None:
-            text = _check(text, False)
-        object.__setattr__(self, "_str", str(text))
+    _schema_info = SchemaInfo("tid", JSON_PATTERN, JSON_PATTERN, "3jzfcijpj2z2a", json_int=True)
 
     @classmethod
     def parse(cls, text: str, strict: bool = False) -> Tid:
@@ -265,56 +260,24 @@ class Tid:
         """
         return _EPOCH + timedelta(microseconds=self.micros)
 
+    # --- protocol (equality, hashing, ordering, immutability, pickling, pydantic: pidkit._value) ----------
+
+    def _cmp_key(self) -> str:
+        return self._str  # base32-sortable: the strings sort like the ints
+
     def __str__(self) -> str:
         return self._str
 
-    def __repr__(self) -> str:
-        return f"Tid({self._str!r})"
-
-    def __hash__(self) -> builtins.int:
-        return hash((Tid, self._str))
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Tid:
-            return NotImplemented
-        return self._str == other._str
-
-    def __lt__(self, other: Tid) -> bool:
-        if other.__class__ is not Tid:
-            return NotImplemented
-        return self._str < other._str
-
-    def __le__(self, other: Tid) -> bool:
-        if other.__class__ is not Tid:
-            return NotImplemented
-        return self._str <= other._str
-
-    def __gt__(self, other: Tid) -> bool:
-        if other.__class__ is not Tid:
-            return NotImplemented
-        return self._str > other._str
-
-    def __ge__(self, other: Tid) -> bool:
-        if other.__class__ is not Tid:
-            return NotImplemented
-        return self._str >= other._str
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Tid is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("Tid is immutable")
-
-    def __reduce__(self) -> tuple[type[Tid], tuple[str]]:
-        return (Tid, (self._str,))
-
-    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
-
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
-        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
-
-        return core_schema_for(cls)
+    def _coerce(cls, value: object) -> Tid:
+        """Also an ``int`` (:meth:`from_int`; a ``bool`` is not a TID)."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            return cls.parse(value)
+        if isinstance(value, builtins.int) and not isinstance(value, bool):
+            return cls.from_int(value)
+        raise type_error(cls, value)
 
 
 _new = object.__new__

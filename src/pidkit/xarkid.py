@@ -38,10 +38,11 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, Final, NoReturn, Self, TypeAlias
+from typing import Any, Final, Self, TypeAlias
 
-from .codecs import B64URL_CHARS, b64url_decode, b64url_encode
-from .errors import PidkitError, XarkIdError
+from ._value import OrderedValue, SchemaInfo, type_error
+from .codecs import B64URL_CHARS, UuidText, b64url_decode, b64url_encode, load_speedups, read_uuid_text
+from .errors import PidkitError, TimestampRangeError, XarkIdError
 
 __all__ = ["RevisionId", "XarkId"]
 
@@ -85,6 +86,7 @@ _GUID_FIXED: Final = (GUID_VERSION << 76) | (GUID_VARIANT_NIBBLE << 60)
 
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
 _DASHES: Final = (8, 13, 18, 23)  # 0-based dash indices of the 8-4-4-4-12 form
+_DASH_BEFORE_DIGIT: Final = (8, 12, 16, 20)  # a dash comes before these hex digits (0-based) when dashed
 _VERSION_DIGIT: Final = 12  # 0-based index of the version nibble among the 32 hex digits
 _VARIANT_DIGIT: Final = 16  # 0-based index of the variant nibble among the 32 hex digits
 # well-formed XarkId GUID text in one of the accepted shapes (the slow path explains any mismatch)
@@ -95,6 +97,21 @@ _GUID_FAST: Final = re.compile(
     r"|\{[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-4[0-9A-Fa-f]{3}-8[0-9A-Fa-f]{3}-[0-9A-Fa-f]{12}\}"
 )
 _EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+# JSON schema patterns (ECMA-262) of the GUID forms: the XarkId shape (version 4, variant nibble 8)
+_HEX32_XARKID: Final = "[0-9A-Fa-f]{12}4[0-9A-Fa-f]{3}8[0-9A-Fa-f]{15}"
+_DASHED_XARKID: Final = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-4[0-9A-Fa-f]{3}-8[0-9A-Fa-f]{3}-[0-9A-Fa-f]{12}"
+#: JSON schema pattern of the canonical compact form: 20 base64url characters (RFC 4648 §5).
+JSON_COMPACT_PATTERN: Final = "^[A-Za-z0-9_-]{20}$"
+#: JSON schema pattern of every form :meth:`XarkId.parse` accepts: compact, or the GUID form (version nibble
+#: 4, variant nibble 8) with or without dashes and braces.
+JSON_PATTERN: Final = (
+    f"^(?:[A-Za-z0-9_-]{{20}}|{_HEX32_XARKID}|{_DASHED_XARKID}"
+    f"|\\{{{_HEX32_XARKID}\\}}|\\{{{_DASHED_XARKID}\\}})$"
+)
+#: The last millisecond :mod:`datetime` can show (9999-12-31T23:59:59.999Z), as Unix milliseconds.
+_MAX_DATETIME_MS: Final = (_dt.datetime.max.replace(tzinfo=_dt.UTC) - _EPOCH) // _dt.timedelta(
+    milliseconds=1
+)
 
 
 def _guid_int(value: int) -> int:
@@ -114,68 +131,69 @@ def _from_guid_int(guid: int) -> int:
     return ((guid >> 80) << RANDOM_BITS) | random
 
 
+def _digit_position(u: UuidText, index: int) -> int:
+    """1-based position in the text of hex digit ``index`` (0-based among the 32) of UUID text ``u``."""
+    dashes = sum(index >= group for group in _DASH_BEFORE_DIGIT) if u.dashed else 0
+    return u.braced + index + dashes + 1
+
+
 def _parse_guid_text(text: str, *, check_shape: bool) -> int:
-    """Strictly parse GUID text (32 hex, optional 8-4-4-4-12 dashes, optional braces) to a 128-bit int.
+    """Parse GUID text to a 128-bit int: UUID text by the one rule (:func:`pidkit.codecs.read_uuid_text`:
+    32 hex, optional 8-4-4-4-12 dashes, optional braces), else a :class:`XarkIdError` saying where it
+    breaks the rule.
 
     With ``check_shape`` the version nibble must be ``4`` and byte 8's high nibble ``8``.
     """
+    u = read_uuid_text(text)
+    if u is None:
+        raise _not_uuid_text(text)
+    if check_shape:
+        version = (u.value >> 76) & 0xF
+        if version != GUID_VERSION:
+            raise XarkIdError(
+                f"not a XarkId GUID: version nibble is {f'{version:x}'!r}, expected '4'",
+                text=text,
+                position=_digit_position(u, _VERSION_DIGIT),
+            )
+        variant = (u.value >> 60) & 0xF
+        if variant != GUID_VARIANT_NIBBLE:
+            raise XarkIdError(
+                f"not a XarkId GUID: variant nibble is {f'{variant:x}'!r}, expected '8'",
+                text=text,
+                position=_digit_position(u, _VARIANT_DIGIT),
+            )
+    return u.value
+
+
+def _not_uuid_text(text: str) -> XarkIdError:
+    """The error for text that :func:`read_uuid_text` refuses, naming the first place it breaks the rule
+    (diagnosis only: what is accepted is decided by ``read_uuid_text``)."""
     n = len(text)
     start, stop = 0, n
     if text.startswith("{"):
         if not text.endswith("}") or n == 1:
-            raise XarkIdError("'{' without a closing '}' at the end", text=text, position=1)
+            return XarkIdError("'{' without a closing '}' at the end", text=text, position=1)
         start, stop = 1, n - 1
     elif text.endswith("}"):
-        raise XarkIdError("'}' without an opening '{'", text=text, position=n)
+        return XarkIdError("'}' without an opening '{'", text=text, position=n)
     elif n in (34, 38):
-        raise XarkIdError(
+        return XarkIdError(
             f"a {n}-character GUID is braced: expected '{{', found {text[0]!r}", text=text, position=1
         )
     body_len = stop - start
     if body_len not in (32, 36):
-        raise XarkIdError(
+        return XarkIdError(
             f"a GUID has 32 hex digits or 36 characters with dashes, got {body_len} characters", text=text
         )
     dashed = body_len == 36
-    digit_index: list[int] = []
     for i in range(start, stop):
         c = text[i]
         if dashed and (i - start) in _DASHES:
             if c != "-":
-                raise XarkIdError(f"expected '-', found {c!r}", text=text, position=i + 1)
-        elif c in _HEX:
-            digit_index.append(i)
-        else:
-            raise XarkIdError(f"invalid hex digit {c!r}", text=text, position=i + 1)
-    digits = "".join(text[i] for i in digit_index)
-    if check_shape:
-        if digits[_VERSION_DIGIT] != "4":
-            raise XarkIdError(
-                f"not a XarkId GUID: version nibble is {digits[_VERSION_DIGIT]!r}, expected '4'",
-                text=text,
-                position=digit_index[_VERSION_DIGIT] + 1,
-            )
-        if digits[_VARIANT_DIGIT] != "8":
-            raise XarkIdError(
-                f"not a XarkId GUID: variant nibble is {digits[_VARIANT_DIGIT]!r}, expected '8'",
-                text=text,
-                position=digit_index[_VARIANT_DIGIT] + 1,
-            )
-    return int(digits, 16)
-
-
-def _check_guid_int_shape(guid: int, text: str) -> None:
-    """Check the shape of a :class:`uuid.UUID`; ``text`` is its dashed form (positions 15 and 20)."""
-    version = (guid >> 76) & 0xF
-    if version != GUID_VERSION:
-        raise XarkIdError(
-            f"not a XarkId GUID: version nibble is {version:x}, expected 4", text=text, position=15
-        )
-    variant = (guid >> 60) & 0xF
-    if variant != GUID_VARIANT_NIBBLE:
-        raise XarkIdError(
-            f"not a XarkId GUID: variant nibble is {variant:x}, expected 8", text=text, position=20
-        )
+                return XarkIdError(f"expected '-', found {c!r}", text=text, position=i + 1)
+        elif c not in _HEX:
+            return XarkIdError(f"invalid hex digit {c!r}", text=text, position=i + 1)
+    return XarkIdError("not GUID text", text=text)  # pragma: no cover - read_uuid_text accepts the rest
 
 
 # --- fast generation -------------------------------------------------------------------------------------
@@ -184,6 +202,10 @@ def _check_guid_int_shape(guid: int, text: str) -> None:
 # the per-id encodings), and the 8-character base64url of the current millisecond (6 bytes = exactly 8
 # characters) is cached.  ``list.pop`` is atomic, so two threads never get the same random part; the pool
 # is emptied in a forked child so parent and child never share random bits.
+#
+# With the C helper (``pidkit._speedups``, see :func:`pidkit.codecs.load_speedups`), ``XarkId.new`` is
+# its ``xarkid_new``: the same clock (``time.time_ns()``'s, floored to ms), the same CSPRNG (``os.urandom``
+# itself, pooled in C), the same result (only ``_compact`` set); ``_new_python`` is the pure-Python one.
 
 _POOL_IDS: Final = 1024
 _RANDOM_BYTES: Final = RANDOM_BITS // 8  # 9
@@ -226,16 +248,14 @@ def _now_ms() -> int:
     return _time_ns() // 1_000_000
 
 
-if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
-    os.register_at_fork(after_in_child=_pool.clear)
 
 
-class XarkId:
+class XarkId(OrderedValue):
     """A XarkId: 48-bit Unix milliseconds + 72 random bits, one 120-bit ``int`` key.
 
-    Immutable, hashable, ordered by (time, random) — that is, by :attr:`int`.  Equality is only with other
-    :class:`XarkId` values (a :class:`RevisionId` is a XarkId); comparing with a string is ``False``.
-    ``XarkId(text)`` is :meth:`parse`, so the ``repr`` can be pasted back.
+    Immutable, hashable, ordered by (time, random) — that is, by :attr:`int`.  Equality is only between
+    values of the same type (:mod:`pidkit._value`): a string, or a :class:`RevisionId` with the same bits,
+    is not equal.  ``XarkId(text)`` is :meth:`parse`, so the ``repr`` can be pasted back.
 
     >>> a = XarkId.from_parts(unix_ms=1609632000000, random=0x010203040506070809)
     >>> a
@@ -252,16 +272,24 @@ class XarkId:
 
     _int: int
     _compact: str
+    _schema_info = SchemaInfo(
+        "xarkid",
+        JSON_PATTERN,
+        JSON_COMPACT_PATTERN,
+        "AYvP5WgA-_-_ASNFZ4mr",
+    )
 
-    def __init__(self, text: str) -> None:
-        """Same as :meth:`parse` (so that ``repr`` round-trips).
+    # --- construction ---------------------------------------------------------------------------------
+
+    def __new__(cls, text: str) -> Self:
+        """Same as :meth:`parse` (so that ``repr`` round-trips), without the extra call.
 
         >>> XarkId("AAAAAAAAAAAAAAAAAAAA").int
         0
         """
-        _set_int(self, _parse_int(text))
-
-    # --- construction ---------------------------------------------------------------------------------
+        obj = _new_object(cls)
+        _set_int(obj, _parse_int(text))
+        return obj
 
     @classmethod
     def _of_int(cls, value: int) -> Self:
@@ -399,16 +427,12 @@ class XarkId:
         >>> XarkId.from_guid(g)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        pidkit.errors.XarkIdError: not a XarkId GUID: version nibble is 1, expected 4 in ...
+        pidkit.errors.XarkIdError: not a XarkId GUID: version nibble is '1', expected '4' in ...
         >>> XarkId.from_guid(g, lossy=True).guid
         UUID('0176c58b-2800-4010-8203-040506070809')
         """
-        if isinstance(guid, uuid.UUID):
-            value = guid.int
-            if not lossy:
-                _check_guid_int_shape(value, str(guid))
-        else:
-            value = _parse_guid_text(guid, check_shape=not lossy)
+        text = str(guid) if isinstance(guid, uuid.UUID) else guid
+        value = _parse_guid_text(text, check_shape=not lossy)
         return cls._of_int(_from_guid_int(value))
 
     # --- views ----------------------------------------------------------------------------------------
@@ -475,13 +499,24 @@ class XarkId:
     def timestamp(self) -> _dt.datetime:
         """The embedded time as an aware UTC :class:`datetime.datetime` (millisecond precision).
 
-        The seed requires showing it in UTC.  Times after 9999-12-31 (possible in 48 bits) raise
-        :class:`OverflowError`, as :mod:`datetime` cannot represent them.
+        The seed requires showing it in UTC.  Times after 9999-12-31 (possible in 48 bits: up to the year
+        10889) raise :class:`~pidkit.errors.TimestampRangeError` naming the id, as :mod:`datetime` cannot
+        represent them; :attr:`unix_ms` still gives the time.
 
         >>> XarkId.parse("AXbFiygAAQIDBAUGBwgJ").timestamp
         datetime.datetime(2021, 1, 3, 0, 0, tzinfo=datetime.timezone.utc)
+        >>> XarkId.parse("________________AAAA").timestamp  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        pidkit.errors.TimestampRangeError: embedded time 281474976710655 ms is after 9999-12-31 ...
         """
-        return _EPOCH + _dt.timedelta(milliseconds=self.unix_ms)
+        ms = self.unix_ms
+        if ms > _MAX_DATETIME_MS:
+            raise TimestampRangeError(
+                f"embedded time {ms} ms is after 9999-12-31 (datetime cannot show it; unix_ms can)",
+                text=str(self),
+            )
+        return _EPOCH + _dt.timedelta(milliseconds=ms)
 
     @property
     def bytes(self) -> _Bytes:
@@ -501,7 +536,15 @@ class XarkId:
         """
         return self._key()
 
-    # --- protocol -------------------------------------------------------------------------------------
+    # --- protocol (equality, hashing, ordering, immutability, pickling, pydantic: pidkit._value) ----------
+
+    _cmp_key = _key
+
+    def _repr_text(self) -> str:
+        try:
+            return self._compact
+        except AttributeError:
+            return self.compact
 
     def __str__(self) -> str:
         try:
@@ -509,64 +552,36 @@ class XarkId:
         except AttributeError:
             return self.compact
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self)!r})"
-
-    def __hash__(self) -> _Int:
-        return hash(self._key())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, XarkId):
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __lt__(self, other: object) -> bool:
-        if isinstance(other, XarkId):
-            return self._key() < other._key()
-        return NotImplemented
-
-    def __le__(self, other: object) -> bool:
-        if isinstance(other, XarkId):
-            return self._key() <= other._key()
-        return NotImplemented
-
-    def __gt__(self, other: object) -> bool:
-        if isinstance(other, XarkId):
-            return self._key() > other._key()
-        return NotImplemented
-
-    def __ge__(self, other: object) -> bool:
-        if isinstance(other, XarkId):
-            return self._key() >= other._key()
-        return NotImplemented
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise TypeError(f"{type(self).__name__} objects are immutable")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise TypeError(f"{type(self).__name__} objects are immutable")
-
-    def __reduce__(self) -> tuple[Callable[[_Int], XarkId], tuple[_Int]]:
-        return (type(self).from_int, (self._key(),))
-
-    def __copy__(self) -> Self:
-        return self
-
-    def __deepcopy__(self, memo: object) -> Self:
-        return self
-
-    # --- pydantic v2 field support (optional: pidkit.pydantic is imported only when pydantic asks) ---
-
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
-        from .pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
-
-        return core_schema_for(cls)
+    def _coerce(cls, value: object) -> Self:
+        """Also a :class:`uuid.UUID` (:meth:`from_guid`) and another XarkId (e.g. a plain one for a
+        :class:`RevisionId`)."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            return cls.parse(value)
+        if isinstance(value, uuid.UUID):
+            return cls.from_guid(value)
+        if isinstance(value, XarkId):
+            return cls._of_int(value._key())
+        raise type_error(cls, value)
 
 
 _new_object = object.__new__
 _set_int: Callable[[XarkId, int], None] = XarkId.__dict__["_int"].__set__
 _set_compact: Callable[[XarkId, str], None] = XarkId.__dict__["_compact"].__set__
+#: ``XarkId.new`` in pure Python (what ``XarkId.new`` is without the C helper).
+_new_python: Final[Callable[[type[XarkId]], XarkId]] = XarkId.__dict__["new"].__func__
+_speedups: Final = load_speedups()
+#: ``True`` when ``XarkId.new`` is the C helper's ``xarkid_new``, ``False`` for pure Python.
+SPEEDUPS: Final[bool] = _speedups is not None
+
+
+if _speedups is not None:
+    _speedups._xarkid_setup(XarkId, XarkId.__dict__["_compact"], _urandom)
+    XarkId.new = classmethod(_speedups.xarkid_new)  # type: ignore[assignment,method-assign]
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
+    os.register_at_fork(after_in_child=_pool.clear)  # the C pool knows a fork by itself (pthread_atfork)
 
 
 def _parse_int(text: str) -> int:

@@ -34,12 +34,12 @@ True
 
 from __future__ import annotations
 
-import functools
 import secrets
 from collections.abc import Container
 from itertools import accumulate
 from typing import Final, Literal
 
+from .._value import OrderedValue
 from ..codecs import BETANUMERIC, BETANUMERIC_VALUE
 from ..errors import ArkError, ExhaustedError, NoidError
 from .chars import NAME_CHARS, check_naan
@@ -121,8 +121,7 @@ _MAX_TEMPLATE: Final = 256
 Generator = Literal["r", "s", "z"]
 
 
-@functools.total_ordering
-class Template:
+class Template(OrderedValue):
     """A NOID template ``prefix.mask``, mask ``[rsz][de]+k?`` (immutable; ordered and hashed by its text).
 
     ``id_at(ordinal)`` writes ``ordinal`` in the mixed radix the mask describes (``d`` = 10, ``e`` = 29,
@@ -136,7 +135,7 @@ class Template:
     >>> t.capacity is None
     True
     >>> Template.parse("fk4.reedeedk")
-    Template.parse('fk4.reedeedk')
+    Template('fk4.reedeedk')
     """
 
     __slots__ = ("_check", "_digits", "_fixed", "_generator", "_places", "_prefix", "_text")
@@ -148,9 +147,6 @@ class Template:
     _check: bool
     _fixed: int  # how many ids the mask holds at its written length
     _places: tuple[tuple[int, int], ...]  # (place value, radix) per mask position, most significant first
-
-    def __init__(self) -> None:
-        raise TypeError("use Template.parse(text)")
 
     @classmethod
     def parse(cls, text: str) -> Template:
@@ -207,12 +203,6 @@ class Template:
         object.__setattr__(self, "_fixed", place)
         object.__setattr__(self, "_places", tuple(reversed(places)))
         return self
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
 
     # --- views ---
 
@@ -337,29 +327,13 @@ class Template:
             value = value * radix + digit
         return value
 
-    # --- value protocol ---
+    # --- value protocol (equality, hashing, ordering, immutability, pickling: pidkit._value) ---
+
+    def _cmp_key(self) -> str:
+        return self._text
 
     def __str__(self) -> str:
         return self._text
-
-    def __repr__(self) -> str:
-        return f"Template.parse({self._text!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Template):
-            return NotImplemented
-        return self._text == other._text
-
-    def __lt__(self, other: Template) -> bool:
-        if not isinstance(other, Template):
-            return NotImplemented
-        return self._text < other._text
-
-    def __hash__(self) -> int:
-        return hash((Template, self._text))
-
-    def __reduce__(self) -> tuple[object, tuple[str]]:
-        return (Template.parse, (self._text,))
 
 
 # --- minters -------------------------------------------------------------------------------------------
@@ -503,7 +477,7 @@ class Minter:
         """The template.
 
         >>> Minter(".sd", "").template
-        Template.parse('.sd')
+        Template('.sd')
         """
         return self._template
 

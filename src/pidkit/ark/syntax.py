@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from typing import Final, NamedTuple
 
+from .._value import OrderedValue, SchemaInfo
 from ..codecs import BETANUMERIC_VALUE
 from ..errors import ArkError
 from .chars import HYPHEN, HYPHEN_LIKE, LETTERS_DIGITS, NAME_CHARS, PERCENT, STRUCTURAL
@@ -93,6 +94,11 @@ _QUERY_RE: Final = re.compile("[\\x21-\\x7e]*")
 _NAME_SPAN_RE: Final = re.compile("(?:[" + re.escape(HYPHEN + HYPHEN_LIKE) + "]*[./])*([^./]*)")
 _HOST_RE: Final = re.compile("[" + re.escape("".join(sorted(_HOST_CHARS))) + "]*")
 _PATH_RE: Final = re.compile("[" + re.escape("".join(sorted(_PATH_CHARS))) + "]*")
+
+#: draft-kunze-ark-40 §2 as a JSON schema pattern: ``[https://NMA/]ark:[/]NAAN/Name…`` (label in any case).
+JSON_PATTERN: Final = r"^(?:\S*/)?[Aa][Rr][Kk]:/?[0-9A-Za-z-]+/\S+$"
+#: ``str(ark)`` as a JSON schema pattern: the compact form with the new label.
+JSON_COMPACT_PATTERN: Final = r"^ark:[0-9A-Za-z-]+/\S+$"
 
 #: Where :meth:`Ark.to_url` points by default: N2T, the resolver of last resort (§3.3).
 DEFAULT_RESOLVER: Final = "https://n2t.net/"
@@ -392,7 +398,7 @@ def _leading_consonants(name: str) -> int:
     return i
 
 
-class Ark:
+class Ark(OrderedValue):
     """An ARK (draft-kunze-ark-40): compared, hashed and ordered by its §3.2 normalized form.
 
     Two kinds of parts:
@@ -414,7 +420,7 @@ class Ark:
     >>> a.label, a.name, a.inflection, str(a), a.normalized
     ('ark:/', 'x54xz321', '?info', 'ark:12345/x5-4-xz-321', 'ark:12345/x54xz321')
     >>> a
-    Ark.parse('ark:/12345/x5-4-xz-321?info')
+    Ark('ark:/12345/x5-4-xz-321?info')
     """
 
     __slots__ = ("_key", "_label", "_naan", "_name_end", "_nma", "_query", "_rest", "_text")
@@ -427,9 +433,7 @@ class Ark:
     _name_end: int  # where the given Name ends in _rest (the given qualifiers start)
     _query: str
     _key: str
-
-    def __init__(self) -> None:
-        raise TypeError("use Ark.parse(text)")
+    _schema_info = SchemaInfo("ark", JSON_PATTERN, JSON_COMPACT_PATTERN, "ark:12345/x6np1wh8k")
 
     @classmethod
     def parse(cls, text: str) -> Ark:
@@ -529,7 +533,7 @@ class Ark:
         ``qualifiers`` must start with '/' or '.' (or be empty); ``name`` must not contain either.
 
         >>> Ark.from_parts(naan="99999", name="fk4x8d9m2q", qualifiers="/c3.pdf")
-        Ark.parse('ark:99999/fk4x8d9m2q/c3.pdf')
+        Ark('ark:99999/fk4x8d9m2q/c3.pdf')
         """
         text = f"{LABEL}{naan}/{name}{qualifiers}"
         for i, c in enumerate(name, len(LABEL) + len(naan) + 2):
@@ -546,12 +550,6 @@ class Ark:
                 text.find("?") + 1,
             )
         return cls.parse(text)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
 
     # --- parts as given ---
 
@@ -649,7 +647,7 @@ class Ark:
         """The normalized ARK (§3.2): no NMA, no inflection, new label, hyphens removed, …
 
         >>> Ark.parse("https://example.com/ARK:/12345/x6-np1wh8k?info").normalize()
-        Ark.parse('ark:12345/x6np1wh8k')
+        Ark('ark:12345/x6np1wh8k')
         """
         if self._text == self._key:
             return self
@@ -859,48 +857,13 @@ class Ark:
             resolver += "/"
         return resolver + self.compact
 
-    # --- value protocol ---
+    # --- value protocol (equality, hashing, ordering, immutability, pickling, pydantic: pidkit._value) ---
+
+    def _cmp_key(self) -> str:
+        return self._key  # the §3.2 normalized form
+
+    def _repr_text(self) -> str:
+        return self._text  # as given: Ark(repr text) keeps the NMA, label form and inflection
 
     def __str__(self) -> str:
         return self.compact
-
-    def __repr__(self) -> str:
-        return f"Ark.parse({self._text!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Ark):
-            return NotImplemented
-        return self._key == other._key
-
-    def __lt__(self, other: Ark) -> bool:
-        if not isinstance(other, Ark):
-            return NotImplemented
-        return self._key < other._key
-
-    def __le__(self, other: Ark) -> bool:
-        if not isinstance(other, Ark):
-            return NotImplemented
-        return self._key <= other._key
-
-    def __gt__(self, other: Ark) -> bool:
-        if not isinstance(other, Ark):
-            return NotImplemented
-        return self._key > other._key
-
-    def __ge__(self, other: Ark) -> bool:
-        if not isinstance(other, Ark):
-            return NotImplemented
-        return self._key >= other._key
-
-    def __hash__(self) -> int:
-        return hash((Ark, self._key))
-
-    def __reduce__(self) -> tuple[object, tuple[str]]:
-        return (Ark.parse, (self._text,))
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
-        """pydantic v2 support (``x: Ark`` in a model): see :mod:`pidkit.pydantic`."""
-        from ..pydantic import core_schema_for  # lazy: pidkit itself never needs pydantic
-
-        return core_schema_for(cls)

@@ -18,7 +18,7 @@ from typing import TextIO
 from ..errors import PidkitError, XarkIdError
 from ..gedcom_uid import GedcomUid
 from ..inspect import Report, inspect
-from ..llid import resource_id, resource_ids_from_versa
+from ..llid import resource_id, resource_ids_from_versa, versa_schema
 from ..record_key import KeyType
 from ..tid import TidClock
 from ..xarkid import XarkId
@@ -200,9 +200,25 @@ def cmd_llid(args: argparse.Namespace) -> int:
         raise CliError("a Versa Markdown file needs --keys (identifying keys, e.g. --keys name,birthDate)", 2)
     keys = [k.strip() for k in args.keys.split(",") if k.strip()]
     text = Path(args.source).read_text(encoding="utf-8")
-    for doc_id, llid in resource_ids_from_versa(text, keys=keys):
+    try:
+        if versa_schema(text) is None:
+            _warning_line(
+                f"{args.source}: no '@schema' in a '# @docheader': property names and types are hashed as "
+                "written, not as IRIs, so the ids differ from those of the same data with '@schema'"
+            )
+        ids = resource_ids_from_versa(text, keys=keys)
+    except PidkitError as exc:
+        raise CliError(f"{args.source}: {exc}") from exc
+    for doc_id, llid in ids:
         sys.stdout.write(f"{doc_id}\t{llid}\n")
     return EXIT_OK
+
+
+def _warning_line(message: str) -> None:
+    """Write ``pidkit: warning: MESSAGE`` to stderr as one line (the result is still printed)."""
+    one_line = " ".join(message.splitlines())
+    sys.stderr.write(f"pidkit: warning: {one_line}\n")
+    sys.stderr.flush()
 
 
 def _llid_json_lines(stream: TextIO) -> int:

@@ -15,21 +15,27 @@ import argparse
 import contextlib
 import importlib
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
 from ..errors import PidkitError
+from ..store.urls import default_url, redact_url
 from ._common import EXIT_INVALID, EXIT_USAGE, CliError, error_line
+from .version import VersionAction
 
 #: Command-group modules, in the order their commands are listed in ``--help``.
 COMMAND_MODULES: tuple[str, ...] = (
     "pidkit.cli.ids",
     "pidkit.cli.ark",
+    "pidkit.cli.registry",
     "pidkit.cli.store",
+    "pidkit.cli.users",
     "pidkit.cli.gedcom",
     "pidkit.cli.serve",
+    "pidkit.cli.edge",
     "pidkit.cli.completion",
+    "pidkit.cli.version",
 )
 
 
@@ -47,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog="Exit status: 0 ok, 1 some input invalid or an operation refused, 2 usage error.",
     )
-    parser.add_argument("--version", action="version", version=f"pidkit {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         module = importlib.import_module(name)
@@ -82,11 +88,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = f" {exc.filename!r}" if exc.filename else ""
         error_line(f"cannot access{name}: {exc.strerror or exc}")
         return EXIT_INVALID
+    except Exception as exc:
+        if not _is_database_error(exc):
+            raise
+        # the database failed under a command (a damaged file, a server gone): the store names it
+        url = redact_url(getattr(args, "db", None) or default_url())
+        error_line(f"the store failed: {exc} (store {url})")
+        return EXIT_INVALID
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()
     return result
+
+
+def _is_database_error(exc: Exception) -> bool:
+    """Whether ``exc`` comes from the database driver (SQLite, or psycopg when it is loaded).
+
+    >>> import sqlite3
+    >>> _is_database_error(sqlite3.DatabaseError("database disk image is malformed"))
+    True
+    >>> _is_database_error(KeyError("x"))
+    False
+    """
+    drivers: list[type[Exception]] = [sqlite3.Error]
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        drivers.append(psycopg.Error)
+    return isinstance(exc, tuple(drivers))
 
 
 def _silence_stdout() -> None:

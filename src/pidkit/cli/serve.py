@@ -27,7 +27,13 @@ DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8000
 DEMO_DIR: Final = "demo-data"
 DEMO_DB: Final = "pidkit-demo.db"
+#: The application factory and the HTTP protocol, as import strings: uvicorn imports them in each worker
+#: (the CLI never imports the web layer; both read the environment through :mod:`pidkit.settings`).
 APP_FACTORY: Final = "pidkit.web.app:app_from_env"
+#: uvicorn's HTTP protocol with bounds on request headers (PIDKIT_MAX_HEADER, PIDKIT_HEADER_TIMEOUT).
+HTTP_PROTOCOL: Final = "pidkit.web.protocol:GuardedProtocol"
+#: Seconds an idle keep-alive connection stays open.
+KEEP_ALIVE: Final = 5
 
 
 def register(sub: Subparsers) -> None:
@@ -52,6 +58,9 @@ def register(sub: Subparsers) -> None:
                    "use a free one")
     p.add_argument("--data-dir", metavar="DIR", help=f"where --demo keeps its database (default {DEMO_DIR}/)")
     p.add_argument("--max-body", type=int, metavar="BYTES", help="largest request body (default 8 MiB)")
+    p.add_argument("--offline", action="store_true",
+                   help="never forward ARKs to the fallback resolver (N2T): ARKs that neither the store nor "
+                   "the public NAAN registry resolve get a 404 (sets PIDKIT_OFFLINE)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=cmd_serve)
 
@@ -91,17 +100,49 @@ def _bind(host: str, port: int, *, fallback: bool) -> socket.socket:
     return sock
 
 
+#: What ``pidkit serve`` needs beyond pidkit itself: the ``server`` extra.
+SERVER_MODULES: Final = ("uvicorn", "fastapi")
+MAX_PORT: Final = 65535
+
+
+def _require_server_extra() -> None:
+    """Import what the server needs, or say which install fixes it (one line, no traceback)."""
+    import importlib
+
+    for name in SERVER_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise CliError(f"pidkit serve needs the server extra ({exc.name or name} is missing): "
+                           "pip install 'pidkit[server]'") from None
+
+
+def _check_registry() -> None:
+    """Read the NAAN registry in force once, so that an unreadable one fails here, in one line, not in
+    every worker (each worker then loads it at start, :mod:`pidkit.web.lookups`)."""
+    from ..registry import RegistryError, default
+
+    try:
+        default()
+    except RegistryError as exc:
+        raise CliError(f"the NAAN registry cannot be used: {exc}") from None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Open (and for ``--demo`` seed) the store, listen, print the URL, serve until interrupted."""
+    if not 0 <= args.port <= MAX_PORT:
+        raise CliError(f"--port must be between 0 and {MAX_PORT} (0: any free port), not {args.port}",
+                       EXIT_USAGE)
+    if args.workers < 1:
+        raise CliError("--workers must be at least 1", EXIT_USAGE)
+    _require_server_extra()
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
+    from ..settings import Settings
     from ..store import default_url, open_store
-    from ..web.demo import new_demo_key, seed_demo
-    from ..web.settings import Settings
+    from ..store.demo import new_demo_key, new_demo_user, seed_demo
 
-    if args.workers < 1:
-        raise CliError("--workers must be at least 1", EXIT_USAGE)
     url: str | None = args.db
     if args.demo and url is None:
         data = Path(args.data_dir or DEMO_DIR).resolve()
@@ -113,12 +154,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if args.max_body < 1:
             raise CliError("--max-body must be positive", EXIT_USAGE)
         os.environ["PIDKIT_MAX_BODY"] = str(args.max_body)
+    if args.offline:
+        os.environ["PIDKIT_OFFLINE"] = "1"
     settings = Settings.from_env()  # fail now, not in every worker, on a bad variable
+    _check_registry()
 
     with open_store(settings.database_url) as store:  # creates / migrates the schema once, up front
         if args.demo:
             arks = seed_demo(store)
             secret = new_demo_key(store)
+            user, password = new_demo_user(store)
     sock = _bind(args.host, args.port, fallback=args.demo)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
@@ -132,10 +177,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if arks:
             print(f"  {base}{arks[0].ark}?info  (its ERC record)", file=out)
         print(f"demo API key for NAAN 99999 (shown once): {secret}", file=out)
+        print(f"demo back office: {base}office/signin  user {user}  password {password}  (shown once)",
+              file=out)
     print(f"pidkit serve: listening on {base}", file=out, flush=True)
 
     config = uvicorn.Config(APP_FACTORY, factory=True, workers=args.workers, log_level=args.log_level,
-                            host=args.host, port=port, proxy_headers=False, server_header=False)
+                            host=args.host, port=port, proxy_headers=False, server_header=False,
+                            http=HTTP_PROTOCOL, h11_max_incomplete_event_size=settings.max_header,
+                            timeout_keep_alive=KEEP_ALIVE)
     try:
         if args.workers > 1:
             Multiprocess(config, sockets=[sock]).run()

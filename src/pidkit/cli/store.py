@@ -1,5 +1,7 @@
 """The store commands: ``init``, ``naan``, ``minter``, ``mint``, ``hold``, ``bind``, ``fetch``,
-``tombstone``, ``export``, ``import``, ``dump``, ``restore``, ``apikey``.
+``tombstone``, ``delete``, ``export``, ``import``, ``dump``, ``restore``, ``apikey`` (and, from
+:mod:`pidkit.cli.history`, ``history``, ``check``, ``migrate-store``).  Every change names its principal
+``cli:<user>@<host>`` in the store's history.
 
 Every command takes ``--db URL`` (default ``$PIDKIT_DATABASE_URL``, else ``sqlite:///pidkit.db``).
 
@@ -21,7 +23,17 @@ from contextlib import contextmanager
 from ..atomic import STDIO, open_output
 from ..codecs import iso_z
 from ..errors import NotFoundError
-from ..store import ERC_ELEMENTS, ImportRejectedError, Store, default_url, open_store, redact_url
+from ..store import (
+    ERC_ELEMENTS,
+    ImportRejectedError,
+    Principal,
+    Store,
+    check_extra_name,
+    default_url,
+    open_store,
+    redact_url,
+)
+from . import history
 from ._common import EXIT_INVALID, EXIT_OK, CliError, Subparsers, add_db_option, error_line
 
 #: Show a progress bar (on a terminal) when minting at least this many ids.
@@ -138,7 +150,18 @@ def register(sub: Subparsers) -> None:
         "--reserved", dest="status", action="store_const", const="reserved", help="reserve (no redirect yet)"
     )
     status.add_argument(
-        "--public", dest="status", action="store_const", const="public", help="make a reserved binding public"
+        "--public", dest="status", action="store_const", const="public",
+        help="make a reserved or unavailable binding public",
+    )
+    status.add_argument(
+        "--unavailable", metavar="REASON", default=None,
+        help="withdraw the binding, saying why (EZID's 'unavailable | reason'): it answers 410 with the "
+        "reason, ?info still works, and --public makes it public again",
+    )
+    p.add_argument(
+        "--extra", action="append", default=[], type=_extra, metavar="NAME=VALUE",
+        help="set an extra metadata element beside the ERC, e.g. dc.title=… (repeatable; NAME= with no value "
+        "removes it)",
     )
     p.add_argument(
         "--force",
@@ -167,6 +190,18 @@ def register(sub: Subparsers) -> None:
     add_db_option(p)
     p.set_defaults(func=cmd_tombstone)
 
+    p = sub.add_parser(
+        "delete",
+        help="delete a reserved id that was never public",
+        description="Delete the binding of a reserved id that was never public (EZID: a reserved identifier "
+        "may be deleted). An ARK stays held: it is never minted again. A binding that is or was public is "
+        "refused: withdraw it with `bind --unavailable REASON`, or for good with `tombstone`.",
+    )
+    p.add_argument("id", metavar="ID", help="an ARK, or another id with --kind")
+    p.add_argument("--kind", default="ark", help="the id's kind (default ark)")
+    add_db_option(p)
+    p.set_defaults(func=cmd_delete)
+
     p = sub.add_parser("export", help="export bindings (JSON Lines)", description="Export every binding.")
     p.add_argument("-o", "--output", metavar="FILE", default=None, help="write to FILE (default stdout)")
     add_db_option(p)
@@ -182,6 +217,22 @@ def register(sub: Subparsers) -> None:
         'Example: {"text": "ark:99999/fk4x", "target": "https://example.org/x"}',
     )
     p.add_argument("file", metavar="FILE", help="a JSON Lines file, or - for standard input")
+    p.add_argument(
+        "--from", dest="source_kind", choices=("ezid", "arklet", "noid"), default=None,
+        help="read another system's ids instead (FILE: an EZID batch download, an arklet database as a "
+        "SQLite file or postgresql:// URL, a NOID noid.bdb or its directory); see docs/migrating.md",
+    )  # fmt: skip
+    p.add_argument(
+        "--drop-extra", action="store_true",
+        help="with --from: import records with elements that have no place in the store (an element name "
+        "the store refuses, a NOID rule-based binding), leaving them out (each record's report line names "
+        "what)",
+    )  # fmt: skip
+    p.add_argument(
+        "--update", action="store_true",
+        help="each line changes only the fields it names (JSON merge patch: null clears a field), e.g. "
+        '{"text": "ark:99999/fk4x", "extra": {"dc.title": "New"}}; ids not bound yet are created',
+    )
     add_db_option(p)
     p.set_defaults(func=cmd_import)
 
@@ -227,6 +278,8 @@ def register(sub: Subparsers) -> None:
     add_db_option(p)
     p.set_defaults(func=cmd_apikey_revoke)
 
+    history.register(sub)
+
 
 @contextmanager
 def _store(args: argparse.Namespace, *, create: bool = False) -> Iterator[Store]:
@@ -261,7 +314,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_naan_add(args: argparse.Namespace) -> int:
     """``pidkit naan add``: registering the first NAAN creates the store."""
     with _store(args, create=True) as store:
-        n = store.add_naan(args.naan, args.name, shoulders=args.shoulder)
+        n = store.add_naan(args.naan, args.name, shoulders=args.shoulder, principal=Principal.local())
     _out(f"{n.naan}\t{n.name}\t{','.join(n.shoulders) or '-'}")
     return EXIT_OK
 
@@ -277,7 +330,9 @@ def cmd_naan_list(args: argparse.Namespace) -> int:
 def cmd_minter_create(args: argparse.Namespace) -> int:
     """``pidkit minter create``."""
     with _store(args) as store:
-        m = store.create_minter(args.name, naan=args.naan, template=args.template, seed=args.seed)
+        m = store.create_minter(
+            args.name, naan=args.naan, template=args.template, seed=args.seed, principal=Principal.local()
+        )
     _out(f"{m.name}\t{m.naan}\t{m.template}\t{m.seed}\t{m.counter}")
     return EXIT_OK
 
@@ -294,7 +349,7 @@ def cmd_mint(args: argparse.Namespace) -> int:
     """``pidkit mint``: print each batch once it is committed."""
     n: int = args.n
     with _store(args) as store:
-        batches = store.mint_batches(args.minter, n, batch_size=args.batch)
+        batches = store.mint_batches(args.minter, n, batch_size=args.batch, principal=Principal.local())
         if n >= PROGRESS_FROM and sys.stderr.isatty():
             from rich.console import Console
             from rich.progress import Progress
@@ -317,7 +372,7 @@ def cmd_mint(args: argparse.Namespace) -> int:
 def cmd_hold(args: argparse.Namespace) -> int:
     """``pidkit hold``."""
     with _store(args) as store:
-        added = store.add_hold(args.minter, *args.ids)
+        added = store.add_hold(args.minter, *args.ids, principal=Principal.local())
     print(f"held {added} new of {len(args.ids)}", file=sys.stderr)
     return EXIT_OK
 
@@ -329,6 +384,23 @@ def _named(pairs: Iterable[tuple[str, str | None]]) -> dict[str, str]:
     {'who': 'x', 'when': ''}
     """
     return {name: value for name, value in pairs if value is not None}
+
+
+def _extra(text: str) -> tuple[str, str | None]:
+    """``NAME=VALUE`` of ``--extra`` (``NAME=``: remove the element); the name is checked by the store's
+    rule.
+
+    >>> _extra("dc.title=A Study"), _extra("dc.title=")
+    (('dc.title', 'A Study'), ('dc.title', None))
+    """
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"not NAME=VALUE: {text!r}")
+    try:
+        check_extra_name(name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return name, value or None
 
 
 def cmd_bind(args: argparse.Namespace) -> int:
@@ -348,8 +420,11 @@ def cmd_bind(args: argparse.Namespace) -> int:
             erc=erc,
             support=support,
             passthrough=args.passthrough,
-            status=args.status,
+            status="unavailable" if args.unavailable is not None else args.status,
+            reason=args.unavailable,
+            extra=dict(args.extra) or None,
             force=args.force,
+            principal=Principal.local(),
         )
         if args.force:
             for override in store.list_overrides(b.key)[-1:]:
@@ -375,8 +450,16 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 def cmd_tombstone(args: argparse.Namespace) -> int:
     """``pidkit tombstone``."""
     with _store(args) as store:
-        b = store.tombstone(args.ark, args.reason)
+        b = store.tombstone(args.ark, args.reason, principal=Principal.local())
     _out(f"{b.key}\t{b.status}\t{b.tombstone_reason}")
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    """``pidkit delete``: a reserved, never public binding; an ARK stays held."""
+    with _store(args) as store:
+        b = store.delete(args.kind, args.id, principal=Principal.local())
+    _out(f"{b.key}\tdeleted" + ("\theld" if b.kind == "ark" else ""))
     return EXIT_OK
 
 
@@ -394,15 +477,17 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """``pidkit import``: all or nothing; every bad line is reported with its number."""
+    if args.source_kind is not None:
+        return cmd_import_from(args)
     with _store(args) as store:
         try:
             # JSON Lines end at "\n" only (a value may hold U+2028, U+0085 …; "\r" is JSON whitespace).
             if args.file == STDIO:
                 stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
-                report = store.import_jsonl(stdin)
+                report = store.import_jsonl(stdin, update=args.update, principal=Principal.local())
             else:
                 with open(args.file, encoding="utf-8", newline="\n") as fp:
-                    report = store.import_jsonl(fp)
+                    report = store.import_jsonl(fp, update=args.update, principal=Principal.local())
         except ImportRejectedError as exc:
             for line, message in exc.problems:
                 error_line(f"{args.file}: line {line}: {message}")
@@ -410,6 +495,26 @@ def cmd_import(args: argparse.Namespace) -> int:
             return EXIT_INVALID
     summary = f"imported {report.written} bindings ({report.created} new, {report.updated} updated)"
     print(summary, file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_import_from(args: argparse.Namespace) -> int:
+    """``pidkit import --from KIND SOURCE``: all or nothing; the report on stderr, one line per record
+    not simply imported (docs/migrating.md)."""
+    from .. import importers
+
+    with _store(args, create=True) as store:
+        try:
+            report = importers.run(
+                args.source_kind, args.file, store, drop_extra=args.drop_extra
+            )  # fmt: skip
+        except importers.ImportRefusedError as exc:
+            for outcome in exc.report.by_action("refused"):
+                error_line(f"{args.file}: {outcome}")
+            error_line(f"{args.file}: nothing imported ({exc.report.count('refused')} records refused)")
+            return EXIT_INVALID
+    for line in report.lines():
+        print(line, file=sys.stderr)
     return EXIT_OK
 
 
@@ -452,7 +557,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
 def cmd_apikey_create(args: argparse.Namespace) -> int:
     """``pidkit apikey create``: the secret goes to stdout, once."""
     with _store(args) as store:
-        key, secret = store.create_api_key(args.naan, args.shoulder, label=args.label)
+        key, secret = store.create_api_key(
+            args.naan, args.shoulder, label=args.label, principal=Principal.local()
+        )
     _out(secret)
     scope = f"{key.naan}/{key.shoulder or '*'}"
     print(f"key {key.key_id} for {scope}: keep the secret now, it is not shown again", file=sys.stderr)
@@ -472,6 +579,6 @@ def cmd_apikey_list(args: argparse.Namespace) -> int:
 def cmd_apikey_revoke(args: argparse.Namespace) -> int:
     """``pidkit apikey revoke``."""
     with _store(args) as store:
-        k = store.revoke_api_key(args.key_id)
+        k = store.revoke_api_key(args.key_id, principal=Principal.local())
     _out(f"{k.key_id}\trevoked")
     return EXIT_OK

@@ -12,6 +12,8 @@ as follows (:data:`CHARSETS`); where the name is ambiguous the choice is documen
 ``ANSEL``                          ``gedcom``              the ``ansel`` package's GEDCOM flavour of ANSEL
 ``ASCII``                          ``ascii``
 ``ANSI``                           ``cp1252``              what Windows programs meant by "ANSI"
+``IBM WINDOWS``                    ``cp1252``              Windows programs' name for it (read so by
+                                                           other GEDCOM readers too)
 ``IBMPC``, ``IBM PC``              ``cp437``               the original IBM PC code page (not cp850)
 ``MACINTOSH``, ``MACROMAN``        ``mac_roman``
 ``LATIN1``, ``ISO-8859-1`` …       ``latin-1``
@@ -59,6 +61,8 @@ CHARSETS: Final[dict[str, str]] = {
     "ANSEL": "gedcom",
     "ASCII": "ascii",
     "ANSI": "cp1252",
+    "IBM WINDOWS": "cp1252",
+    "IBMWINDOWS": "cp1252",
     "CP1252": "cp1252",
     "WINDOWS-1252": "cp1252",
     "IBMPC": "cp437",

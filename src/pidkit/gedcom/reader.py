@@ -5,12 +5,8 @@ the next level-0 line), so memory is bounded by the largest record, not by the f
 its exact bytes (:attr:`GedcomLine.raw`, terminator included) so that writing the lines back gives the
 input byte for byte; the parsed fields (level, xref, tag, payload) are a view for analysis.
 
-Line grammar (gedcom-1 "Lines"; 5.5.1 is the same apart from the ``@@`` rule)::
-
-    Line    = Level D [Xref D] Tag [D LineVal] EOL
-    Level   = "0" / nonzero *DIGIT
-    D       = %x20
-    EOL     = %x0D [%x0A] / %x0A          ; CR-LF, CR, or LF — kept per line as found
+The line grammar (gedcom-1 "Lines" and 5.5.1's looser rules) is :mod:`pidkit.gedcom.grammar`; each
+line's terminator (CR-LF, CR or LF) is kept as found.
 
 Real files are messy.  Blank lines, leading whitespace, several spaces between fields, trailing
 spaces, lines longer than 5.5.1's 255 characters, level jumps, undecodable bytes and stray non-GEDCOM
@@ -35,11 +31,29 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import BinaryIO, Final, NamedTuple
+from typing import Any, BinaryIO, Final, NamedTuple
 
 from ..errors import GedcomError
 from .encoding import DEFAULT_CODEC, codec_for_charset, is_ascii_compatible, sniff
+from .grammar import (
+    EOL_RE,
+    HEAD_CHAR,
+    HEAD_VERS,
+    LENIENT_LINE,
+    LINE,
+    LINE_END,
+    LOOSE_POINTER,
+    NEXT_RECORD,
+    POINTER_5_TEXT,
+    POINTER_7_TEXT,
+    RECORD_TAG,
+    TAG_7_TEXT,
+    XREF_7_TEXT,
+    valid_lines_5,
+    valid_lines_7,
+)
 
 __all__ = [
     "MAX_LINE_551",
@@ -47,6 +61,7 @@ __all__ = [
     "GedcomLine",
     "GedcomReader",
     "GedcomWarning",
+    "ReadWarnings",
     "Record",
     "escape_at",
     "is_pointer",
@@ -61,31 +76,14 @@ MAX_LINE_551: Final = 255
 #: Read this many bytes at a time.
 CHUNK_SIZE: Final = 1 << 20
 
-#: Keep at most this many warnings (the per-kind counts are always complete).
-MAX_WARNINGS: Final = 1000
+#: A line longer than this many bytes (terminator excluded) is an error, not a line: it bounds the memory
+#: a file without line breaks (a binary file, ``/dev/zero``) can take.
+MAX_LINE_BYTES: Final = 1 << 20
 
-# gedcom-1 "Lines", production Line (the 5.5.1 xref may contain spaces: ``@NoTe ref@``).
-_STRICT: Final = re.compile(
-    rb"(0|[1-9][0-9]*) (?:(@[^@\r\n]+@) )?([A-Za-z0-9_]+)(?: ([^\r\n]*))?(\r\n|\r|\n|)"
-)
-# What older programs write: leading whitespace, several delimiters, tabs.
-_LENIENT: Final = re.compile(
-    rb"[ \t]*([0-9]+)[ \t]+(?:(@[^@\r\n]+@)[ \t]+)?([A-Za-z0-9_]+)(?:[ \t]([^\r\n]*))?(\r\n|\r|\n|)"
-)
-_EOL: Final = re.compile(rb"(\r\n|\r|\n|)\Z")
-_EOL_SEARCH: Final = re.compile(rb"\r\n|\r|\n")
-# The tag of a well-formed level-0 line (a shortcut for Record.tag).
-_RECORD_TAG: Final = re.compile(rb"0 (?:@[^@\r\n]+@ )?([A-Za-z0-9_]+)(?:\r\n|\r|\n| |\Z)")
-# gedcom-1 production pointer (7.0) / 5.5.1 "pointer" (an xref; ``@#…@`` starts an escape, not a pointer).
-_POINTER_7: Final = re.compile(r"@[A-Za-z0-9_]+@")
-_POINTER_5: Final = re.compile(r"@[^@#\r\n][^@\r\n]*@")
-# gedcom-1 productions Tag and Xref (7.0: uppercase letters, digits, underscore).
-_TAG_7: Final = re.compile(r"[A-Z][A-Z0-9_]*|_[A-Z0-9_]+")
-_XREF_7: Final = re.compile(r"@[A-Z0-9_]+@")
-_LOOSE_POINTER: Final = re.compile(rb"@[A-Za-z0-9_]+@")
-_NEXT_RECORD: Final = re.compile(rb"[\r\n][ \t]*0[ \t]")
+#: Keep at most this many warnings of each kind (the per-kind counts are always complete).
+MAX_WARNINGS_PER_KIND: Final = 100
+
 _HINT_BYTES: Final = 65536
-_HEAD_VERS: Final = re.compile(rb"(?:\A|[\r\n])[ \t]*1 GEDC[ \t]*(?:\r\n|\r|\n)[ \t]*2 VERS ([^\r\n]*)")
 
 
 class GedcomWarning(NamedTuple):
@@ -184,12 +182,12 @@ def parse_line(data: bytes, number: int = 1) -> GedcomLine:
 
 def _parse(raw: bytes, data: bytes, number: int) -> tuple[GedcomLine, bool]:
     """Parse a line; the flag says whether it needed the lenient grammar (or none)."""
-    m = _STRICT.fullmatch(data)
+    m = LINE.fullmatch(data)
     strict = m is not None
     if m is None:
-        m = _LENIENT.fullmatch(data)
+        m = LENIENT_LINE.fullmatch(data)
     if m is None:
-        eol = _EOL.search(data)
+        eol = LINE_END.search(data)
         return GedcomLine(number, raw, data, None, None, None, None, eol.group(1) if eol else b""), True
     level_b, xref_b, tag_b, payload, eol_b = m.groups()
     xref = xref_b.decode("latin-1") if xref_b is not None else None
@@ -216,7 +214,7 @@ def is_pointer(payload: str, *, gedcom7: bool) -> bool:
     >>> is_pointer("@#DJULIAN@", gedcom7=False)
     False
     """
-    return (_POINTER_7 if gedcom7 else _POINTER_5).fullmatch(payload) is not None
+    return (POINTER_7_TEXT if gedcom7 else POINTER_5_TEXT).fullmatch(payload) is not None
 
 
 def unescape_at(text: str, *, gedcom7: bool) -> str:
@@ -304,23 +302,27 @@ class Record:
         return self._lines
 
     @property
+    def first_line(self) -> GedcomLine | None:
+        """The record's first line, parsed (``None`` for a record without lines)."""
+        if self._lines is not None:
+            return self._lines[0] if self._lines else None
+        if self._head is None:
+            end = EOL_RE.search(self.data)
+            data = self.data[: end.end()] if end else self.data
+            self._head = _parse(data, data, self.number)[0]
+        return self._head
+
+    @property
     def head(self) -> GedcomLine | None:
         """The level-0 line, or ``None`` for leading junk."""
-        if self._lines is not None:
-            first: GedcomLine | None = self._lines[0] if self._lines else None
-        elif self._head is not None:
-            first = self._head
-        else:
-            end = _EOL_SEARCH.search(self.data)
-            data = self.data[: end.end()] if end else self.data
-            first = self._head = _parse(data, data, self.number)[0]
+        first = self.first_line
         return first if first is not None and first.level == 0 else None
 
     @property
     def tag(self) -> str | None:
         """The record's tag (``INDI``, ``FAM``, ``HEAD``, ``TRLR`` …), or ``None``."""
         if self._lines is None and self._head is None:
-            m = _RECORD_TAG.match(self.data)
+            m = RECORD_TAG.match(self.data)
             if m is not None:  # the common case, without building the line
                 return _TAG_CACHE.get(m.group(1)) or _tag(m.group(1))
         head = self.head
@@ -387,12 +389,17 @@ class GedcomReader:
         name: str = "<stream>",
         chunk_size: int = CHUNK_SIZE,
         progress: Callable[[int], None] | None = None,
+        max_line_bytes: int = MAX_LINE_BYTES,
     ) -> None:
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be at least 1")
         self.name = name
         self._source = source
         self._chunk_size = max(chunk_size, 1)
+        self.max_line_bytes = max_line_bytes
         self._progress = progress
-        self.warnings: list[GedcomWarning] = []
+        self._warnings: list[GedcomWarning] = []
+        self._kept: Counter[str] = Counter()
         self.warning_counts: Counter[str] = Counter()
         self.eol_counts: Counter[bytes] = Counter()
         self.charset: str | None = None
@@ -400,7 +407,7 @@ class GedcomReader:
         first = source.read(self._chunk_size)
         # enough to sniff a BOM / UTF-16 and, even with tiny chunks, to see the whole header (up to 64 KiB):
         # the version decides how lines are checked
-        while len(first) < 4 or (len(first) < _HINT_BYTES and _NEXT_RECORD.search(first) is None):
+        while len(first) < 4 or (len(first) < _HINT_BYTES and NEXT_RECORD.search(first) is None):
             more = source.read(self._chunk_size)
             if not more:
                 break
@@ -413,15 +420,21 @@ class GedcomReader:
         codec = sniffed.codec or DEFAULT_CODEC
         version_hint: str | None = None
         if not self._utf16:
-            m = _HEAD_VERS.search(first[:_HINT_BYTES])
+            m = HEAD_VERS.search(first[:_HINT_BYTES])
             if m is not None:
                 version_hint = m.group(1).decode("latin-1").strip()
+            # the bytes are checked as they are read, the header's among them: take HEAD.CHAR first
+            end = NEXT_RECORD.search(first, 0, _HINT_BYTES)
+            m = HEAD_CHAR.search(first, 0, end.start() if end else _HINT_BYTES)
+            if m is not None:
+                codec = self._declared_codec(m.group(1).decode("latin-1").strip()) or codec
         self._version_hint = version_hint
         self.dialect = Dialect(codec, "utf-8" if self._utf16 else codec, version_hint)
         self._eol = b""
         self._valid: re.Pattern[bytes] | None = None
         self._records = self._iter_records(first)
         self._pending: Record | None = next(self._records, None)
+        self._first_line = self._pending.first_line if self._pending is not None else None
         if self._pending is not None and self._pending.tag == "HEAD":
             self._read_header(self._pending)
         if self._pending is not None:
@@ -431,15 +444,39 @@ class GedcomReader:
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], *, progress: Callable[[int], None] | None = None
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        progress: Callable[[int], None] | None = None,
+        max_line_bytes: int = MAX_LINE_BYTES,
     ) -> GedcomReader:
         """Open ``path`` for reading (use as a context manager to close it)."""
         fh = open(path, "rb")  # noqa: SIM115 - closed by close()/__exit__
         try:
-            return cls(fh, name=os.fspath(path), progress=progress)
+            return cls(fh, name=os.fspath(path), progress=progress, max_line_bytes=max_line_bytes)
         except BaseException:
             fh.close()
             raise
+
+    def require_gedcom(self) -> None:
+        """Raise :class:`GedcomError` unless the file starts with the header line ``0 HEAD``.
+
+        gedcom-1 "Lines": ``Dataset = Header *Record Trailer`` and ``Header = "0 HEAD" EOL …`` (5.5.1
+        ch. 1 likewise).  A byte-order mark, UTF-16 and leading whitespace before the level are accepted;
+        anything else (an empty file, a text file, a record before the header) is not a GEDCOM file.
+
+        >>> read_bytes(b"0 HEAD\\n0 TRLR\\n").require_gedcom()
+        >>> read_bytes(b"root:x:0:0\\n").require_gedcom()
+        Traceback (most recent call last):
+        ...
+        pidkit.errors.GedcomError: not a GEDCOM file: does not start with '0 HEAD' (line 1: 'root:x:0:0')
+        """
+        if self._first_line is None:
+            raise GedcomError("not a GEDCOM file: the file is empty")
+        line = self._first_line
+        if line.level != 0 or line.xref is not None or line.tag != "HEAD" or (line.payload or b"").strip():
+            shown = self.dialect.decode(line.data[: len(line.data) - len(line.eol)][:60])
+            raise GedcomError(f"not a GEDCOM file: does not start with '0 HEAD' (line 1: {shown!r})")
 
     def close(self) -> None:
         """Close the underlying file."""
@@ -529,7 +566,7 @@ class GedcomReader:
                     charset_line = line
             elif line.level == 2 and in_gedc and line.tag == "VERS" and line.payload is not None:
                 version = line.payload.decode("latin-1").strip()
-        codec = self.dialect.codec
+        codec = self._sniffed_codec or DEFAULT_CODEC
         if charset_line is not None and charset_line.payload is not None:
             self.charset = charset_line.payload.decode("latin-1").strip()
             named = codec_for_charset(self.charset)
@@ -547,32 +584,69 @@ class GedcomReader:
                     f"HEAD.CHAR {self.charset!r} but the file starts with a {self._sniffed_codec} "
                     "byte-order mark",
                 )
-            elif self._sniffed_codec is None:
-                codec = named
+            codec = self._declared_codec(self.charset) or codec
         gedcom7 = self.dialect.gedcom7
         self.dialect = Dialect(codec, "utf-8" if self._utf16 else codec, version)
         if self.dialect.gedcom7 != gedcom7:
             self._valid = None  # the fast line check depends on the version: compile it again
 
+    def _declared_codec(self, charset: str) -> str | None:
+        """The codec ``HEAD.CHAR`` gives the file, or ``None`` where it gives none: an unknown name, or a
+        file whose byte-order mark or UTF-16 bytes already say (the BOM wins, with a warning)."""
+        named = codec_for_charset(charset)
+        if named is None or named == "utf-16" or self._sniffed_codec is not None:
+            return None
+        return named
+
+    @property
+    def warnings(self) -> list[GedcomWarning]:
+        """The warnings kept so far, in line order: the first :data:`MAX_WARNINGS_PER_KIND` of each kind
+        (:attr:`warning_counts` counts them all, :attr:`warnings_omitted` the rest)."""
+        return sorted(self._warnings, key=lambda w: w.line)
+
+    @property
+    def warnings_omitted(self) -> Counter[str]:
+        """Per kind, how many warnings :attr:`warnings` leaves out.
+
+        >>> r = read_bytes(b"0 HEAD\\n" + b"\\n" * (MAX_WARNINGS_PER_KIND + 2))
+        >>> _ = list(r)
+        >>> len(r.warnings), r.warnings_omitted
+        (100, Counter({'blank-line': 2}))
+        """
+        return self.warning_counts - self._kept
+
     def _warn(self, number: int, kind: str, message: str) -> None:
         self.warning_counts[kind] += 1
-        if len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append(GedcomWarning(number, kind, message))
+        if self._kept[kind] < MAX_WARNINGS_PER_KIND:
+            self._kept[kind] += 1
+            self._warnings.append(GedcomWarning(number, kind, message))
+
+    def _read_size(self) -> int:
+        """Bytes per chunk: at most :attr:`max_line_bytes` of view bytes, so that a longer line always
+        spans two chunks and :meth:`_complete` sees it (UTF-16 grows by at most 3/2 as UTF-8)."""
+        limit = self.max_line_bytes // 2 if self._utf16 else self.max_line_bytes
+        return max(1, min(self._chunk_size, limit))
+
+    def _raw_chunks(self, first: bytes) -> Iterator[bytes]:
+        """The file's bytes after the BOM, at most :meth:`_read_size` at a time."""
+        size = self._read_size()
+        if self._progress is not None:
+            self._progress(len(first) + len(self.bom))
+        for start in range(0, len(first), size):
+            yield first[start : start + size]
+        while chunk := self._source.read(size):
+            if self._progress is not None:
+                self._progress(len(chunk))
+            yield chunk
 
     def _chunks(self, first: bytes) -> Iterator[bytes]:
         """The file's bytes after the BOM, as view bytes (UTF-16 is transcoded to UTF-8)."""
-        if self._progress is not None:
-            self._progress(len(first) + len(self.bom))
         if not self._utf16:
-            chunk = first
-            while chunk:
-                yield chunk
-                chunk = self._source.read(self._chunk_size)
-                if self._progress is not None and chunk:
-                    self._progress(len(chunk))
+            yield from self._raw_chunks(first)
             return
         decoder = codecs.getincrementaldecoder(self.dialect.codec)("surrogatepass")
-        chunk = first
+        raw = self._raw_chunks(first)
+        chunk = next(raw, b"")
         while True:
             final = not chunk
             try:
@@ -586,19 +660,24 @@ class GedcomReader:
                 yield text.encode("utf-8", "surrogatepass")
             if final:
                 return
-            chunk = self._source.read(self._chunk_size)
-            if self._progress is not None and chunk:
-                self._progress(len(chunk))
+            chunk = next(raw, b"")
 
     def _complete(self, first: bytes) -> Iterator[bytes]:
         """Buffers of complete lines (the last line of the file may lack its terminator).
 
         A buffer is cut after its last terminator, except that a CR at the very end is kept back (its
-        LF may start the next chunk), so CR-only files stream too.
+        LF may start the next chunk), so CR-only files stream too.  A chunk holds at most
+        :attr:`max_line_bytes`, so a longer line is always carried over: it is the first line of the next
+        buffer, where it is measured.
         """
         carry = b""
+        max_line = self.max_line_bytes
         for chunk in self._chunks(first):
             buf = carry + chunk if carry else chunk
+            if carry:
+                end = EOL_RE.search(buf)
+                if (end.start() if end else len(buf)) > max_line:
+                    raise GedcomError(f"line {self.lines_read + 1} is longer than {max_line} bytes")
             limit = len(buf) - 1 if buf.endswith(b"\r") else len(buf)
             cut = max(buf.rfind(b"\n", 0, limit), buf.rfind(b"\r", 0, limit)) + 1
             if cut <= 0:
@@ -612,32 +691,15 @@ class GedcomReader:
     def _setup(self, buf: bytes) -> re.Pattern[bytes]:
         """Learn the file's line terminator from its first line and compile the fast line check."""
         if not self._eol:
-            m = _EOL_SEARCH.search(buf)
+            m = EOL_RE.search(buf)
             self._eol = m.group() if m else b"\n"
         # gedcom-1 EOL = %x0D [%x0A] / %x0A: in a CR file a CR followed by LF ends a CRLF line, which the
         # slow path reads (and counts) as one line.
         eol = rb"\r(?!\n)" if self._eol == b"\r" else re.escape(self._eol)
         stop = rb"\r" if self._eol.startswith(b"\r") else rb"\n"
-        if self.dialect.gedcom7:
-            # gedcom-1 production Line: uppercase Tag and Xref, no CONC (7.0 has only CONT), a LineVal
-            # that is a pointer or starts with a non-@ or a doubled @; anything else takes the slow path,
-            # which warns about it.
-            self._valid = re.compile(
-                rb"(?:(?:0|[1-9][0-9]*) (?:@[A-Z0-9_]+@ )?"
-                rb"(?!CONC(?![A-Za-z0-9_]))(?:[A-Z][A-Z0-9_]*|_[A-Z0-9_]+)"
-                rb"(?: (?:[^@\r\n][^\r\n]*|@@[^\r\n]*|@[A-Z0-9_]+@)?)?" + eol + rb")*"
-            )
-            return self._valid
-        # 5.x: a value of at most 240 bytes keeps a line within 5.5.1's 255 characters (longer lines take
-        # the slow path, which counts characters).
-        self._valid = re.compile(
-            rb"(?:(?:0|[1-9][0-9]*) (?:@[^@\r\n]+@ )?[A-Za-z0-9_]+(?![^ "
-            + stop
-            + rb"])"
-            + rb"[^\r\n]{0,240}"
-            + eol
-            + rb")*"
-        )
+        # gedcom-1 production Line in 7.0; 5.x lines whose value keeps them within 255 characters.  Anything
+        # else takes the slow path, which warns about it.
+        self._valid = valid_lines_7(eol) if self.dialect.gedcom7 else valid_lines_5(eol, stop)
         return self._valid
 
     def _iter_records(self, first: bytes) -> Iterator[Record]:
@@ -682,7 +744,7 @@ class GedcomReader:
                     if pos >= n:
                         break
                 # one line the fast check did not accept: parse it with warnings
-                m = _EOL_SEARCH.search(buf, pos)
+                m = EOL_RE.search(buf, pos)
                 line_end = m.end() if m else n
                 data = buf[pos:line_end]
                 number += 1
@@ -754,7 +816,7 @@ class GedcomReader:
             stripped = body.lstrip(b" \t")
             if stripped[:1] == b"0" and stripped[1:2].isdigit():
                 self._warn(number, "level", "level number with a leading zero")
-            if _STRICT.fullmatch(stripped + line.eol) is None:
+            if LINE.fullmatch(stripped + line.eol) is None:
                 self._warn(number, "extra-space", "fields separated by more than one space or by tabs")
         if line.payload is not None and (
             not line.payload or (line.payload[-1:] in b" \t" and not self.dialect.gedcom7)
@@ -778,9 +840,9 @@ class GedcomReader:
         tag = line.tag or ""
         if tag == "CONC":
             self._warn(number, "conc-7", "CONC in a GEDCOM 7 file (7.0 has only CONT; joined as in 5.x)")
-        elif _TAG_7.fullmatch(tag) is None:
+        elif TAG_7_TEXT.fullmatch(tag) is None:
             self._warn(number, "tag-7", f"tag {tag!r} is not a GEDCOM 7 tag (uppercase letters, digits, _)")
-        if line.xref is not None and _XREF_7.fullmatch(line.xref) is None:
+        if line.xref is not None and XREF_7_TEXT.fullmatch(line.xref) is None:
             message = (
                 f"cross-reference identifier {line.xref!r} is not GEDCOM 7's (uppercase letters, digits, _)"
             )
@@ -788,13 +850,45 @@ class GedcomReader:
         payload = line.payload
         if payload and payload[:1] == b"@" and payload[:2] != b"@@":
             shown = self.dialect.decode(payload[:60])
-            if _LOOSE_POINTER.fullmatch(payload) is not None:
-                if _XREF_7.fullmatch(shown) is None:
+            if LOOSE_POINTER.fullmatch(payload) is not None:
+                if XREF_7_TEXT.fullmatch(shown) is None:
                     message = f"pointer {shown!r} is not GEDCOM 7's (uppercase letters, digits, _)"
                     self._warn(number, "pointer-7", message)
             else:
                 message = f"line value {shown!r} starts with a single @ (GEDCOM 7 doubles a leading @)"
                 self._warn(number, "at-7", message)
+
+
+@dataclass(kw_only=True)
+class ReadWarnings:
+    """The warnings a reader gave, as a report keeps them: in line order, the first
+    :data:`MAX_WARNINGS_PER_KIND` of each kind as text, every one counted per kind, and the rest counted.
+
+    >>> r = read_bytes(b"0 HEAD\\n\\n0 TRLR\\n")
+    >>> _ = list(r)
+    >>> report = ReadWarnings()
+    >>> report.take_warnings(r)
+    >>> report.warnings_json()
+    {'warning_counts': {'blank-line': 1}, 'warnings': ['line 2: blank line'], 'warnings_omitted': {}}
+    """
+
+    warnings: list[str] = field(default_factory=list)
+    warning_counts: Counter[str] = field(default_factory=Counter)
+    warnings_omitted: Counter[str] = field(default_factory=Counter)
+
+    def take_warnings(self, reader: GedcomReader) -> None:
+        """Keep the warnings ``reader`` has given so far."""
+        self.warning_counts = Counter(reader.warning_counts)
+        self.warnings = [str(w) for w in reader.warnings]
+        self.warnings_omitted = reader.warnings_omitted
+
+    def warnings_json(self) -> dict[str, Any]:
+        """The warnings as the reports' ``--json`` lists them."""
+        return {
+            "warning_counts": dict(self.warning_counts),
+            "warnings": self.warnings,
+            "warnings_omitted": dict(self.warnings_omitted),
+        }
 
 
 def read_bytes(data: bytes) -> GedcomReader:

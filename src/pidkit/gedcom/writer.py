@@ -12,7 +12,8 @@ the same directory, is flushed to disk, and then renamed over the target with :f
 >>> with tempfile.TemporaryDirectory() as d:
 ...     out = os.path.join(d, "out.ged")
 ...     write_records(out, reader.bom, reader)
-...     open(out, "rb").read() == src
+...     with open(out, "rb") as written:
+...         written.read() == src
 True
 """
 
@@ -20,11 +21,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import IO
 
 from ..atomic import AtomicWriter, backup_path
 from .reader import Record
 
-__all__ = ["AtomicWriter", "backup_path", "write_records"]
+__all__ = ["AtomicWriter", "backup_path", "write_records", "write_stream"]
+
+
+def write_stream(fh: IO[bytes], bom: bytes, records: Iterable[Record]) -> None:
+    """Write ``bom`` and every line of ``records`` (their raw bytes) to the binary stream ``fh``.
+
+    >>> import io
+    >>> from pidkit.gedcom.reader import read_bytes
+    >>> out = io.BytesIO()
+    >>> write_stream(out, b"", read_bytes(b"0 HEAD\\r\\n0 TRLR"))
+    >>> out.getvalue()
+    b'0 HEAD\\r\\n0 TRLR'
+    """
+    fh.write(bom)
+    for rec in records:
+        fh.write(rec.raw)
 
 
 def write_records(
@@ -32,6 +49,4 @@ def write_records(
 ) -> None:
     """Write ``bom`` and every line of ``records`` (their raw bytes) to ``path`` atomically."""
     with AtomicWriter(path, backup=backup) as fh:
-        fh.write(bom)
-        for rec in records:
-            fh.write(rec.raw)
+        write_stream(fh, bom, records)

@@ -1,6 +1,7 @@
 """The store interface: NAANs and shoulders, NOID minters and their state, holds, bindings, API keys.
 
-One abstract class, :class:`Store`, and the immutable records it hands out.  Two backends implement it
+One abstract class, :class:`Store`; the immutable records it hands out are in
+:mod:`pidkit.store.records`, the redirect rules in :mod:`pidkit.store.redirects`.  Two backends implement it
 (``pidkit.store.sqlite`` — the embedded default — and ``pidkit.store.postgres``); get one with
 :func:`pidkit.store.open_store`.
 
@@ -28,503 +29,91 @@ Design decisions (documented here once):
   verification looks the key up by id and compares hashes with :func:`hmac.compare_digest`.
 * Timestamps are timezone-aware UTC :class:`~datetime.datetime` values.
 
->>> Erc(who="Austin, Larry", what="A Study of Rhythm", when="1952").who
-'Austin, Larry'
->>> validate_target("https://example.org/x?y=1")
-'https://example.org/x?y=1'
+>>> from pidkit.store import open_store
+>>> with open_store("sqlite:///:memory:") as s:
+...     isinstance(s, Store), s.backend
+(True, 'sqlite')
 """
 
 from __future__ import annotations
 
 import abc
 import datetime as _dt
-import re
-import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import IO, Final, Literal, TypeAlias, get_args
+from typing import IO, TYPE_CHECKING, Final, Literal
 
-from ..codecs import iso_z
-from ..errors import StoreError
+from .records import (
+    STATUSES,
+    ApiKey,
+    Binding,
+    ErcChange,
+    HistoryEntry,
+    ImportReport,
+    MinterInfo,
+    Naan,
+    Override,
+    Principal,
+    Resolution,
+    RestoreReport,
+    Scope,
+    SessionInfo,
+    Status,
+    User,
+)
 
-__all__ = [
-    "DEFAULT_BATCH",
-    "ERC_ELEMENTS",
-    "KINDS",
-    "STATUSES",
-    "ApiKey",
-    "Binding",
-    "Erc",
-    "ErcChange",
-    "ImportRejectedError",
-    "ImportReport",
-    "Kind",
-    "MinterInfo",
-    "Naan",
-    "NotOwnerError",
-    "Override",
-    "Resolution",
-    "RestoreReport",
-    "Status",
-    "Store",
-    "UnsafeLocationError",
-    "check_text",
-    "erc_changes",
-    "validate_target",
-]
+if TYPE_CHECKING:
+    import datetime as _dt
 
-#: The id kinds a binding can hold (the ``kind`` column).
-Kind = Literal["ark", "xarkid", "tid", "gedcom-uid", "llid", "uuid"]
-KINDS: Final[tuple[str, ...]] = get_args(Kind)
+    from .changes import BindingChange
 
-#: Binding status.  ``public``: resolves to its target; ``reserved``: assigned, not yet public (no
-#: redirect); ``tombstoned``: withdrawn for good, never rebound nor reissued (draft-kunze-ark-40 §2).
-Status = Literal["public", "reserved", "tombstoned"]
-STATUSES: Final[tuple[str, ...]] = get_args(Status)
+__all__ = ["DEFAULT_BATCH", "IMPORTED", "LookupMode", "Store"]
+
+#: The ``minter`` of a minted-log row written by an import (``import:ezid`` …): the id was issued by
+#: the system it came from, not by a pidkit minter (:meth:`Store.check`'s counter rules are for
+#: pidkit's own minters).
+IMPORTED: Final = "import:"
 
 #: Ids minted per transaction when minting in bulk.
 DEFAULT_BATCH: Final = 10_000
 
-#: ERC "value unavailable" code, shown for an empty element.
-ERC_UNAVAILABLE: Final = "(:unav)"  # ERC "value unavailable" (used by store.anvl)
-
-_TARGET_SCHEMES: Final = frozenset({"http", "https"})
-_MAX_TARGET: Final = 4096
-#: Characters no binding stores: NUL and lone surrogates (neither survives a UTF-8 round trip).
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-_BAD_TARGET_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f\s]")
-
-
-def validate_target(url: str) -> str:
-    """Return ``url`` if it is an absolute ``http``/``https`` URL with a host and no whitespace or
-    control characters; raise :class:`~pidkit.errors.StoreError` naming the input otherwise.
-
-    >>> validate_target("http://example.org/")
-    'http://example.org/'
-    >>> validate_target("javascript:alert(1)")
-    Traceback (most recent call last):
-    ...
-    pidkit.errors.StoreError: target must be an http or https URL in 'javascript:alert(1)'
-    >>> validate_target("https://e.org/a b")
-    Traceback (most recent call last):
-    ...
-    pidkit.errors.StoreError: whitespace or control character in target in 'https://e.org/a b' at position 16
-    """
-    bad = _BAD_TARGET_CHAR.search(url)
-    if bad is not None:
-        raise StoreError("whitespace or control character in target", text=url, position=bad.start() + 1)
-    if len(url) > _MAX_TARGET:
-        raise StoreError(f"target longer than {_MAX_TARGET} characters", text=url)
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError as exc:
-        raise StoreError(f"target is not a URL ({exc})", text=url) from None
-    if parts.scheme.lower() not in _TARGET_SCHEMES:
-        raise StoreError("target must be an http or https URL", text=url)
-    if not parts.hostname:
-        raise StoreError("target URL has no host", text=url)
-    return url
-
-
-def check_text(value: str, field: str) -> str:
-    """Return ``value`` if it can be stored; refuse NUL and unpaired surrogates (neither survives a
-    UTF-8 database round trip) with :class:`~pidkit.errors.StoreError` naming ``field`` and the
-    1-based position.  Every string written to a binding passes through here.
-
-    >>> check_text("Austin, Larry", "erc.who")
-    'Austin, Larry'
-    >>> check_text("a" + chr(0xDC00), "erc.who")
-    Traceback (most recent call last):
-    ...
-    pidkit.errors.StoreError: erc.who: character U+DC00 not allowed in 'a\\udc00' at position 2
-    """
-    bad = _UNSTORABLE.search(value)
-    if bad is not None:
-        raise StoreError(
-            f"{field}: character U+{ord(bad[0]):04X} not allowed", text=value, position=bad.start() + 1
-        )
-    return value
-
-
-class UnsafeLocationError(StoreError):
-    """A passthrough suffix would make the redirect leave its bound target (another host, port,
-    scheme or path): the resolver refuses it instead of redirecting.
-
-    >>> b = Binding("ark", "ark:1/x", "ark:1/x", "https://e.org/a", passthrough=True)
-    >>> Resolution(b, ".evil.com").location
-    'https://e.org/a.evil.com'
-    >>> root = Binding("ark", "ark:1/x", "ark:1/x", "https://e.org", passthrough=True)
-    >>> Resolution(root, ".evil.com").location
-    'https://e.org/.evil.com'
-    """
-
-
-@dataclass(frozen=True, slots=True)
-class Erc:
-    """One ERC segment: who / what / when / where (draft-kunze-ark-40 §5.3, "The Electronic Resource
-    Citation").  For the object (``erc:``) it tells the story of an expression of the object; for the
-    commitment (``erc-support:``) who made the commitment, what it is, when and where it is explained.
-
-    >>> Erc(what="Permanent: Stable Content:").when
-    ''
-    >>> Erc().is_empty()
-    True
-    """
-
-    who: str = ""
-    what: str = ""
-    when: str = ""
-    where: str = ""
-
-    def is_empty(self) -> bool:
-        """True if every element is empty.
-
-        >>> Erc(who="x").is_empty()
-        False
-        """
-        return not (self.who or self.what or self.when or self.where)
-
-    def to_dict(self) -> dict[str, str]:
-        """The four elements as a dict (for JSON).
-
-        >>> Erc(who="a").to_dict()
-        {'who': 'a', 'what': '', 'when': '', 'where': ''}
-        """
-        return {"who": self.who, "what": self.what, "when": self.when, "where": self.where}
-
-
-#: What a change does to an ERC segment: an :class:`Erc` replaces all four elements, a mapping changes
-#: the elements it names (``{"who": "Austin, Larry"}``; ``""`` clears one).
-ErcChange: TypeAlias = Erc | Mapping[str, str]
-
-#: The ERC element names, in ANVL order.
-ERC_ELEMENTS: Final = ("who", "what", "when", "where")
-
-
-def erc_changes(change: ErcChange | None) -> dict[str, str]:
-    """The elements ``change`` sets, by name (empty for ``None``); unknown names are refused.
-
-    >>> erc_changes({"who": "x"}), erc_changes(None)
-    ({'who': 'x'}, {})
-    >>> erc_changes(Erc(what="w"))
-    {'who': '', 'what': 'w', 'when': '', 'where': ''}
-    >>> erc_changes({"how": "x"})
-    Traceback (most recent call last):
-    ...
-    pidkit.errors.StoreError: not an ERC element (who, what, when, where) in 'how'
-    """
-    if change is None:
-        return {}
-    if isinstance(change, Erc):
-        return change.to_dict()
-    out: dict[str, str] = {}
-    for name, value in change.items():
-        if name not in ERC_ELEMENTS:
-            raise StoreError(f"not an ERC element ({', '.join(ERC_ELEMENTS)})", text=name)
-        if not isinstance(value, str):
-            raise StoreError(f"ERC {name} must be a string", text=repr(value))
-        out[name] = value
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class Override:
-    """A binding made with ``force``: which id, when, and the rule it overrode.
-
-    >>> Override("ark", "ark:12345/x", "NAAN 12345 is not registered in this store").kind
-    'ark'
-    """
-
-    kind: str
-    key: str
-    reason: str
-    at: _dt.datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Naan:
-    """A Name Assigning Authority Number held in the store, with its shoulders (NAANs stay strings).
-
-    >>> Naan("99999", "test", ("fk4",)).shoulders
-    ('fk4',)
-    """
-
-    naan: str
-    name: str = ""
-    shoulders: tuple[str, ...] = ()
-    created: _dt.datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class MinterInfo:
-    """A named NOID minter and its state ``(template, naan, seed, counter)``: ``counter`` is the next
-    position the minter will mint from (every position below it has been used or skipped).
-
-    >>> MinterInfo("m", "99999", "fk4.reedeedk", 7, 0).template
-    'fk4.reedeedk'
-    """
-
-    name: str
-    naan: str
-    template: str
-    seed: int
-    counter: int
-    created: _dt.datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Binding:
-    """An id bound in the store.
-
-    ``key`` is the canonical form (ARKs: normalized, ``ark:NAAN/Name…``) and ``text`` the id as first
-    given.  ``erc`` describes the object, ``support`` the commitment (``erc-support:``).  ``shoulder`` is
-    set for ARKs only; ``naan`` is an ARK's NAAN, and for another kind the owning NAAN when the
-    binding was created through the web API (``import_jsonl(owner=…)``), else ``None``.
-
-    >>> b = Binding(kind="ark", key="ark:99999/fk4x", text="ark:/99999/fk4-x", target="https://e.org/")
-    >>> print(b.to_anvl(), end="")
-    erc:
-    who: (:unav)
-    what: (:unav)
-    when: (:unav)
-    where: ark:99999/fk4x
-    erc-support:
-    who: (:unav)
-    what: (:unav)
-    when: (:unav)
-    where: (:unav)
-    """
-
-    kind: str
-    key: str
-    text: str
-    target: str | None
-    erc: Erc = field(default_factory=Erc)
-    support: Erc = field(default_factory=Erc)
-    passthrough: bool = False
-    status: str = "public"
-    naan: str | None = None
-    shoulder: str | None = None
-    tombstone_reason: str | None = None
-    tombstoned_at: _dt.datetime | None = None
-    created: _dt.datetime | None = None
-    updated: _dt.datetime | None = None
-
-    @property
-    def is_tombstoned(self) -> bool:
-        """True once the id is withdrawn for good.
-
-        >>> Binding("ark", "ark:1/x", "ark:1/x", None, status="tombstoned").is_tombstoned
-        True
-        """
-        return self.status == "tombstoned"
-
-    def to_anvl(self) -> str:
-        """The ERC record as ANVL text (``erc:`` then ``erc-support:``), as the ``?info`` inflection
-        returns it (draft-kunze-ark-40 §5.2); see :func:`pidkit.store.anvl.erc_anvl`.
-        """
-        from .anvl import erc_anvl  # the one ANVL encoder (anvl imports this module)
-
-        return erc_anvl(self)
-
-    def to_dict(self) -> dict[str, object]:
-        """A JSON-ready dict (the JSON Lines export format; timestamps ISO 8601 UTC with ``Z``).
-
-        >>> Binding("uuid", "k", "k", "https://e.org/").to_dict()["target"]
-        'https://e.org/'
-        """
-        return {
-            "kind": self.kind,
-            "key": self.key,
-            "text": self.text,
-            "target": self.target,
-            "erc": self.erc.to_dict(),
-            "support": self.support.to_dict(),
-            "passthrough": self.passthrough,
-            "status": self.status,
-            "tombstone_reason": self.tombstone_reason,
-            "tombstoned_at": _iso(self.tombstoned_at),
-            "created": _iso(self.created),
-            "updated": _iso(self.updated),
-        }
-
-
-def _iso(when: _dt.datetime | None) -> str | None:
-    return None if when is None else iso_z(when)
-
-
-@dataclass(frozen=True, slots=True)
-class Resolution:
-    """What an ARK resolves to: the ``binding`` found and the ``suffix`` (the rest of the ARK after the
-    bound one, as the request spelled it where that normalizes the same; empty for an exact match) to
-    pass through to its target.
-
-    >>> b = Binding("ark", "ark:1/x", "ark:1/x", "https://e.org/", passthrough=True)
-    >>> r = Resolution(b, "/p1")
-    >>> r.exact, r.location
-    (False, 'https://e.org/p1')
-    """
-
-    binding: Binding
-    suffix: str = ""
-
-    @property
-    def exact(self) -> bool:
-        """True when the ARK asked for is itself bound."""
-        return not self.suffix
-
-    @property
-    def location(self) -> str | None:
-        """Where to redirect: the target with the suffix appended (``None`` if not public or no target).
-
-        >>> Resolution(Binding("ark", "ark:1/x", "ark:1/x", None, status="reserved")).location is None
-        True
-        """
-        b = self.binding
-        if b.status != "public" or b.target is None:
-            return None
-        suffix = self.suffix
-        if not suffix:
-            return b.target
-        target = b.target
-        bound = urllib.parse.urlsplit(target)
-        if not bound.path:
-            # "https://example.org" + ".evil.com" must not become the host "example.org.evil.com"
-            target = urllib.parse.urlunsplit(bound._replace(path="/"))
-            bound = urllib.parse.urlsplit(target)
-        if target.endswith("/") and suffix.startswith("/"):
-            suffix = suffix[1:]  # a '/' ending the target and one starting the suffix are not doubled
-        location = target + suffix
-        if not _same_place(bound, location):
-            raise UnsafeLocationError(
-                f"the passthrough suffix would redirect outside the bound target {b.target}", text=location
-            )
-        return location
-
-
-def _same_place(bound: urllib.parse.SplitResult, location: str) -> bool:
-    """True if ``location`` keeps the scheme, host and port of ``bound`` and stays under its path
-    (the query and fragment of the target are not part of the comparison: a suffix after them stays
-    inside them)."""
-    try:
-        composed = urllib.parse.urlsplit(location)
-        ports = (composed.port, bound.port)
-    except ValueError:
-        return False
-    return (
-        composed.scheme.lower() == bound.scheme.lower()
-        and composed.hostname == bound.hostname
-        and ports[0] == ports[1]
-        and composed.netloc == bound.netloc
-        and composed.path.startswith(bound.path)
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class ApiKey:
-    """An API key record (never the secret).  ``shoulder=None`` allows every shoulder of the NAAN.
-
-    >>> k = ApiKey("a1b2c3d4e5f6", "99999", "fk4", "ci")
-    >>> k.allows("99999", "fk4"), k.allows("99999", "b5"), k.allows("12345", "fk4")
-    (True, False, False)
-    """
-
-    key_id: str
-    naan: str
-    shoulder: str | None = None
-    label: str = ""
-    created: _dt.datetime | None = None
-    revoked_at: _dt.datetime | None = None
-
-    @property
-    def revoked(self) -> bool:
-        """True once the key is revoked."""
-        return self.revoked_at is not None
-
-    def allows(self, naan: str, shoulder: str | None = None) -> bool:
-        """True if this (unrevoked) key may write ids under ``naan`` / ``shoulder``.
-
-        >>> ApiKey("k", "99999").allows("99999", "anything")
-        True
-        """
-        if self.revoked or naan != self.naan:
-            return False
-        return self.shoulder is None or shoulder == self.shoulder
-
-
-@dataclass(frozen=True, slots=True)
-class ImportReport:
-    """Result of :meth:`Store.import_jsonl`: lines read, bindings created, bindings updated.
-
-    >>> ImportReport(3, 2, 1).written
-    3
-    """
-
-    lines: int
-    created: int
-    updated: int
-
-    @property
-    def written(self) -> int:
-        """Bindings written (created + updated)."""
-        return self.created + self.updated
-
-
-@dataclass(frozen=True, slots=True)
-class RestoreReport:
-    """Result of :meth:`Store.restore`: rows restored and rows skipped (``merge``: already there, kept
-    as they were), per table.
-
-    >>> RestoreReport({"naans": 1}, {"naans": 0}).total
-    1
-    """
-
-    restored: Mapping[str, int]
-    skipped: Mapping[str, int]
-
-    @property
-    def total(self) -> int:
-        """Rows restored in all."""
-        return sum(self.restored.values())
-
-
-class ImportRejectedError(StoreError):
-    """An import refused as a whole (nothing written); ``problems`` lists ``(line number, message)``
-    for every bad line, and ``line`` is the first one.
-
-    >>> e = ImportRejectedError([(2, "not JSON"), (5, "bad target")])
-    >>> str(e)
-    '2 bad lines, nothing imported; first: not JSON on line 2'
-    """
-
-    def __init__(self, problems: Iterable[tuple[int, str]]) -> None:
-        self.problems: tuple[tuple[int, str], ...] = tuple(problems)
-        first_line, first_msg = self.problems[0]
-        count = len(self.problems)
-        plural = "line" if count == 1 else "lines"
-        super().__init__(f"{count} bad {plural}, nothing imported; first: {first_msg}", line=first_line)
-
-
-class NotOwnerError(StoreError):
-    """A write to a binding that belongs to another NAAN (answered 403 by the web service).
-
-    >>> str(NotOwnerError("tid 3jzfcijpj2z2a belongs to another NAAN", line=2))
-    'tid 3jzfcijpj2z2a belongs to another NAAN on line 2'
-    """
+#: Where a server runs a store's lookups (:attr:`Store.lookup_mode`).
+LookupMode = Literal["inline", "batched", "thread"]
+#: :attr:`Store.lookup_mode` by backend name (until each backend class says it itself).
+_LOOKUP_MODES: Final[Mapping[str, LookupMode]] = {"sqlite": "inline", "postgresql": "batched"}
 
 
 class Store(abc.ABC):
     """The store interface; every write is one transaction.  Use as a context manager or call
     :meth:`close`.
 
-    >>> from pidkit.store import open_store
+    >>> from pidkit.store import Erc, open_store
     >>> with open_store("sqlite:///:memory:") as store:
     ...     _ = store.add_naan("99999", "test", shoulders=["fk4"])
     ...     b = store.bind("ark:/99999/fk4-x1", "https://example.org/x1", erc=Erc(what="X one"))
     ...     store.get_binding("ark:99999/fk4x1") == b
     True
     """
+
+    #: The backend's name (the backends set it; a dump header names it).
+    backend: str = "store"
+    #: The schema version the store had when it was opened, before the migrations it lacked ran.
+    migrated_from: int = 0
+
+    @property
+    def lookup_mode(self) -> LookupMode:
+        """How a server should run this store's lookups: ``inline`` — cheap and in-process (SQLite: tens
+        of µs, less than a hand-off to a thread), run them where the request is; ``batched`` — each
+        lookup is a round trip to a server (PostgreSQL), gather concurrent ones into one
+        :meth:`resolve_many`; ``thread`` — anything else, run each in a worker thread.  The web layer asks
+        this, never which backend it has.
+
+        >>> from pidkit.store import open_store
+        >>> with open_store("sqlite:///:memory:") as s:
+        ...     s.lookup_mode
+        'inline'
+        """
+        return _LOOKUP_MODES.get(self.backend, "thread")
 
     # -- life cycle ---------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -548,12 +137,14 @@ class Store(abc.ABC):
 
     # -- NAANs and shoulders ------------------------------------------------------------------------
     @abc.abstractmethod
-    def add_naan(self, naan: str, name: str = "", *, shoulders: Iterable[str] = ()) -> Naan:
+    def add_naan(
+        self, naan: str, name: str = "", *, shoulders: Iterable[str] = (), principal: Principal | None = None
+    ) -> Naan:
         """Register ``naan`` (a string, e.g. ``"99999"``) with its shoulders.
         :class:`~pidkit.errors.ConflictError` if it exists."""
 
     @abc.abstractmethod
-    def add_shoulder(self, naan: str, shoulder: str) -> Naan:
+    def add_shoulder(self, naan: str, shoulder: str, *, principal: Principal | None = None) -> Naan:
         """Add a shoulder to a NAAN (no-op if present).  :class:`~pidkit.errors.NotFoundError` for an
         unknown NAAN."""
 
@@ -567,7 +158,10 @@ class Store(abc.ABC):
 
     # -- minters ------------------------------------------------------------------------------------
     @abc.abstractmethod
-    def create_minter(self, name: str, *, naan: str, template: str, seed: int | None = None) -> MinterInfo:
+    def create_minter(
+        self, name: str, *, naan: str, template: str, seed: int | None = None,
+        principal: Principal | None = None,
+    ) -> MinterInfo:
         """Create a named minter on a registered NAAN.  ``template`` is a NOID template such as
         ``fk4.reedeedk`` (its prefix is added as a shoulder of the NAAN); ``seed`` (random if ``None``)
         fixes the order of random (``r``) templates.  :class:`~pidkit.errors.NoidError` for a bad
@@ -583,22 +177,29 @@ class Store(abc.ABC):
         """Every minter, by name."""
 
     @abc.abstractmethod
-    def mint_batches(self, minter: str, n: int, *, batch_size: int = DEFAULT_BATCH) -> Iterator[list[str]]:
+    def mint_batches(
+        self, minter: str, n: int, *, batch_size: int = DEFAULT_BATCH, principal: Principal | None = None
+    ) -> Iterator[list[str]]:
         """Mint ``n`` ids, yielding each committed batch as a list of compact ARKs (``ark:NAAN/id``).
 
         Each batch is one transaction (counter range reserved + ids recorded as minted); ids that are
         held, minted before or bound are skipped.  Raises :class:`~pidkit.errors.ExhaustedError` when a
-        bounded template runs out (that batch is rolled back; earlier batches stay minted)."""
+        bounded template runs out (that batch is rolled back; earlier batches stay minted).  Each batch
+        writes one history row (``mint``, the minter's counter before and after) naming ``principal``
+        (every write method takes one: an API key, a signed-in user; default: this process's
+        ``cli:user@host``)."""
 
-    def mint(self, minter: str, n: int = 1, *, batch_size: int = DEFAULT_BATCH) -> list[str]:
+    def mint(
+        self, minter: str, n: int = 1, *, batch_size: int = DEFAULT_BATCH, principal: Principal | None = None
+    ) -> list[str]:
         """Mint ``n`` ids (see :meth:`mint_batches`) and return them as compact ARKs, in minting order."""
         out: list[str] = []
-        for batch in self.mint_batches(minter, n, batch_size=batch_size):
+        for batch in self.mint_batches(minter, n, batch_size=batch_size, principal=principal):
             out.extend(batch)
         return out
 
     @abc.abstractmethod
-    def add_hold(self, minter_or_naan: str, *ids: str) -> int:
+    def add_hold(self, minter_or_naan: str, *ids: str, principal: Principal | None = None) -> int:
         """Hold ids so they are never minted: ``minter_or_naan`` is a minter name or a NAAN; each id is
         a blade (``fk4x8d9m2q``) or an ARK under that NAAN.  Returns how many were newly held."""
 
@@ -618,6 +219,9 @@ class Store(abc.ABC):
         passthrough: bool | None = None,
         status: Status | None = None,
         force: bool = False,
+        reason: str | None = None,
+        extra: Mapping[str, str | None] | None = None,
+        principal: Principal | None = None,
     ) -> Binding:
         """Create or update the binding of ``ark`` (any spelling; stored normalized).
 
@@ -626,7 +230,12 @@ class Store(abc.ABC):
         passthrough, ``public``).  ``target=""`` clears the target (reserved bindings only); ``erc`` and
         ``support`` are an :class:`Erc` (all four elements replaced) or a mapping naming some of
         ``who``/``what``/``when``/``where`` (just those changed; ``""`` clears one).  A public binding
-        needs a target.  Updating keeps ``created`` and ``text``.
+        needs a target.  ``status`` is ``public``, ``reserved`` or ``unavailable`` (withdrawn, reversibly:
+        it needs a ``reason``, which any other status drops); ``extra`` sets extra metadata elements
+        (:func:`check_extra_name`), ``None`` removing one.  Updating keeps ``created`` and ``text``; an
+        update that changes nothing writes nothing.  A held ARK (one deleted while reserved) is never
+        made public.  Every change writes one history row naming ``principal``
+        (:meth:`history`).
 
         The ARK's NAAN must be registered in the store, and an ARK on a shoulder that a minter with a
         NOID ``k`` template mints must carry the right check character; ``force=True`` binds anyway and
@@ -644,10 +253,43 @@ class Store(abc.ABC):
         erc: ErcChange | None = None,
         support: ErcChange | None = None,
         status: Status | None = None,
+        reason: str | None = None,
+        extra: Mapping[str, str | None] | None = None,
+        principal: Principal | None = None,
     ) -> Binding:
         """Create or update the binding of a non-ARK id (``kind`` in :data:`KINDS`, e.g. ``"xarkid"``,
         ``"uuid"``); ``value`` is parsed by its scheme and stored in canonical form.  Partial, as
         :meth:`bind`."""
+
+    @abc.abstractmethod
+    def change(
+        self, kind: str, value: str, change: BindingChange, *, force: bool = False,
+        principal: Principal | None = None,
+    ) -> Binding:
+        """Apply a partial change (:class:`~pidkit.store.changes.BindingChange`, e.g. from a JSON merge
+        patch) to the binding of ``value`` read as ``kind`` — what :meth:`bind` and :meth:`bind_id` do."""
+
+    @abc.abstractmethod
+    def delete(self, kind: str, value: str, *, principal: Principal | None = None) -> Binding:
+        """Delete a reserved binding that was never public (EZID: a reserved identifier may be deleted)
+        and return it; an ARK stays held, so it is never minted again (nor made public).
+        :class:`~pidkit.errors.ConflictError` for any other binding (make it ``unavailable``, or
+        tombstone it), :class:`~pidkit.errors.NotFoundError` if not bound."""
+
+    @abc.abstractmethod
+    def history(self, kind: str, value: str) -> list[HistoryEntry]:
+        """The history of an id (``kind`` in :data:`KINDS`, ``value`` any spelling), or of a record of
+        kind ``naan``, ``minter`` or ``api_key`` named ``value``, oldest first.  The history is
+        append-only: every change writes one row in its own transaction, and nothing changes or deletes
+        a row (the database refuses it)."""
+
+    @abc.abstractmethod
+    def check(self, *, limit: int = 1000) -> list[str]:
+        """The store's integrity problems, one line each (none: ``[]``): a minter's counter not past
+        every position in its minted log, minted ids of no minter (but an import's, :data:`IMPORTED`), a
+        public binding of a held id, an API
+        key hash that is not a SHA-256 hex digest, a binding without history, a status without its
+        target or reason, malformed extra metadata."""
 
     @abc.abstractmethod
     def list_overrides(self, ark: str | None = None) -> list[Override]:
@@ -688,7 +330,7 @@ class Store(abc.ABC):
         return [self.resolve(ark) for ark in arks]
 
     @abc.abstractmethod
-    def tombstone(self, ark: str, reason: str) -> Binding:
+    def tombstone(self, ark: str, reason: str, *, principal: Principal | None = None) -> Binding:
         """Withdraw ``ark`` for good (also one never bound: it will then never be minted or bound).
         Idempotent for an already tombstoned ARK (the first reason and time stay)."""
 
@@ -706,11 +348,47 @@ class Store(abc.ABC):
         ``limit`` with key greater than ``after`` (keyset pagination: pass the last key seen)."""
 
     @abc.abstractmethod
+    def list_changed(
+        self,
+        *,
+        naan: str | None = None,
+        shoulder: str | None = None,
+        since: _dt.datetime | None = None,
+        until: _dt.datetime | None = None,
+        after: tuple[_dt.datetime, str] | None = None,
+        statuses: Sequence[str] = STATUSES,
+        limit: int = 100,
+    ) -> list[Binding]:
+        """ARK bindings in the order of their last change: by ``(updated, key)``, the first ``limit`` past
+        ``after`` (keyset pagination: pass the ``(updated, key)`` of the last one seen — a binding
+        changed meanwhile moves past the end, so a walk never skips one), optionally under ``naan`` /
+        ``shoulder``, changed in ``since`` … ``until`` (both inclusive), with a status in ``statuses``.
+        What an incremental harvester reads (OAI-PMH, :mod:`pidkit.web.oai`).
+
+        >>> import datetime as dt
+        >>> from pidkit.store import open_store
+        >>> with open_store("sqlite:///:memory:") as s:
+        ...     _ = s.add_naan("99999")
+        ...     a = s.bind("ark:99999/b", "https://e.org/b")
+        ...     b = s.bind("ark:99999/a", "https://e.org/a")
+        ...     first = s.list_changed(limit=1)
+        ...     [x.key for x in s.list_changed(after=(first[0].updated, first[0].key))]
+        ['ark:99999/a']
+        """
+
+    @abc.abstractmethod
     def export_jsonl(self, fp: IO[str]) -> int:
         """Write every binding as JSON Lines (:meth:`Binding.to_dict`); return the count."""
 
     @abc.abstractmethod
-    def import_jsonl(self, fp: Iterable[str], *, owner: str | None = None) -> ImportReport:
+    def import_jsonl(
+        self,
+        fp: Iterable[str],
+        *,
+        owner: str | None = None,
+        update: bool = False,
+        principal: Principal | None = None,
+    ) -> ImportReport:
         """Read bindings written by :meth:`export_jsonl` and write them in ONE transaction.  Any bad
         line (not JSON, bad id, bad target, would rebind a tombstone) rejects the whole import with
         :class:`ImportRejectedError` naming every bad line's number — nothing is written.
@@ -718,7 +396,11 @@ class Store(abc.ABC):
         ``owner`` (a NAAN; the web API passes its key's) makes the import a tenant's: every non-ARK
         binding written records ``owner`` as its NAAN, and a line that would change a non-ARK binding
         owned by another NAAN — or by none (written by an administrator) — raises
-        :class:`NotOwnerError`, nothing written."""
+        :class:`NotOwnerError`, nothing written.
+
+        ``update`` makes each line a partial change (:func:`pidkit.store.jsonl.parse_update_line`: the id
+        and the fields to change, JSON merge patch), applied as :meth:`bind` applies one.  Every binding
+        written gets one ``import`` history row."""
 
     # -- API keys -----------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -736,19 +418,88 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def create_api_key(
-        self, naan: str, shoulder: str | None = None, *, label: str = ""
+        self, naan: str, shoulder: str | None = None, *, label: str = "", principal: Principal | None = None,
+        owner: str | None = None,
     ) -> tuple[ApiKey, str]:
         """Create a key scoped to ``naan`` (and ``shoulder``, or all shoulders); return the record and
-        the secret ``pk_<keyid>_<random>`` — shown this once, only its SHA-256 hash is stored."""
+        the secret ``pk_<keyid>_<random>`` — shown this once, only its SHA-256 hash is stored.  ``owner``
+        names the signed-in user who creates it (the back office lists and revokes a user's own keys)."""
 
     @abc.abstractmethod
     def verify_api_key(self, secret: str) -> ApiKey | None:
         """The key for ``secret`` if it exists, matches and is not revoked; else ``None``."""
 
     @abc.abstractmethod
-    def revoke_api_key(self, key_id: str) -> ApiKey:
+    def revoke_api_key(self, key_id: str, *, principal: Principal | None = None) -> ApiKey:
         """Revoke a key (idempotent); :class:`~pidkit.errors.NotFoundError` if unknown."""
 
     @abc.abstractmethod
     def list_api_keys(self) -> list[ApiKey]:
         """Every key record (never secrets), by creation time."""
+
+    # -- accounts (the back office; implemented in :mod:`pidkit.store.accounts`) ---------------------
+    @abc.abstractmethod
+    def add_user(
+        self, name: str, password: str, *, naan: str, shoulder: str | None = None, admin: bool = False,
+        principal: Principal | None = None,
+    ) -> User:
+        """Create a user scoped to ``naan`` (and ``shoulder``; ``admin``: everything); the password is
+        kept only as its Argon2id hash.  :class:`~pidkit.errors.ConflictError` if the name is taken."""
+
+    @abc.abstractmethod
+    def get_user(self, name: str) -> User:
+        """The user ``name``; :class:`~pidkit.errors.NotFoundError` if there is none."""
+
+    @abc.abstractmethod
+    def list_users(self) -> list[User]:
+        """Every user, by name."""
+
+    @abc.abstractmethod
+    def disable_user(self, name: str, *, principal: Principal | None = None) -> User:
+        """Disable a user (idempotent); their sessions end."""
+
+    @abc.abstractmethod
+    def set_password(self, name: str, password: str, *, principal: Principal | None = None) -> User:
+        """Set a user's password; their sessions end."""
+
+    @abc.abstractmethod
+    def sign_in(
+        self, name: str, password: str, *, address: str, lifetime: _dt.timedelta = ...,
+    ) -> tuple[User, SessionInfo, str]:
+        """Open a session for ``name`` with ``password`` from ``address`` (rate limited per account and
+        per address); return the user, the session and its token (shown once, for the cookie)."""
+
+    @abc.abstractmethod
+    def cookie_key(self) -> bytes:
+        """The key that signs the back office's session cookies (made once, kept in the store)."""
+
+    @abc.abstractmethod
+    def session(self, token: str) -> tuple[User, SessionInfo] | None:
+        """The live session of ``token`` and its user, or ``None``."""
+
+    @abc.abstractmethod
+    def end_session(self, token: str) -> None:
+        """Revoke the session of ``token`` (sign-out)."""
+
+    @abc.abstractmethod
+    def end_sessions(self, name: str) -> int:
+        """Revoke every session of user ``name`` (sign out everywhere); return how many."""
+
+    # -- the back office's dashboard and search (:mod:`pidkit.store.overview`) -----------------------
+    @abc.abstractmethod
+    def find_bindings(
+        self, scope: Scope, *, prefix: str = "", target: str = "", text: str = "", status: str | None = None,
+        after: str | None = None, limit: int = 50,
+    ) -> list[Binding]:
+        """One page of the ARK bindings ``scope`` allows, in key order after ``after``, whose key starts
+        with ``prefix``, target contains ``target``, metadata contains ``text``, of ``status``."""
+
+    @abc.abstractmethod
+    def status_counts(self, naan: str) -> dict[tuple[str | None, str], int]:
+        """ARK bindings under ``naan`` counted by ``(shoulder, status)``."""
+
+    @abc.abstractmethod
+    def recent_changes(
+        self, naan: str, shoulder: str | None = None, *, limit: int = 20
+    ) -> list[HistoryEntry]:
+        """The latest history rows of ARKs under ``naan`` (and ``shoulder``), newest first."""

@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from .. import __version__
 from ..errors import StoreError
-from .base import check_text
+from .records import check_text
 from .rows import TABLES, Table
 
 __all__ = [
@@ -117,9 +117,13 @@ def parse_header(line: str) -> DumpHeader:
     return DumpHeader(str(obj.get("backend", "")), schema, counts, str(obj.get("pidkit", "")))
 
 
-def parse_row(line: str, number: int) -> tuple[str, tuple[Any, ...]]:
+def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, tuple[Any, ...]]:
     """``(table, values)`` of a row line: exactly the table's columns, each a string (checked as the
     store checks text), an integer where the column holds one, NULL only where allowed.
+
+    ``schema`` is the header's: a dump of an older schema carries the columns of its time, and the
+    values are returned with the columns added since filled in as the migrations fill them (a table
+    added since is unknown to it).  ``None``: the current schema.
 
     >>> parse_row('{"table":"holds","row":{"naan":"9","id":"x"}}', 7)
     Traceback (most recent call last):
@@ -130,15 +134,19 @@ def parse_row(line: str, number: int) -> tuple[str, tuple[Any, ...]]:
     if not isinstance(obj, dict) or set(obj) != {"table", "row"} or not isinstance(obj["row"], dict):
         raise StoreError('a dump line is {"table": NAME, "row": {COLUMN: VALUE, …}}', line=number)
     table = _BY_NAME.get(obj["table"]) if isinstance(obj["table"], str) else None
-    if table is None:
+    if table is None or (schema is not None and table.since > schema):
         raise StoreError(f"unknown table {obj['table']!r}", line=number)
     row: dict[str, Any] = obj["row"]
-    if row.keys() != set(table.columns):
-        missing = [c for c in table.columns if c not in row]
-        extra = [c for c in row if c not in table.columns]
+    columns = table.columns if schema is None else table.columns_at(schema)
+    if row.keys() != set(columns):
+        missing = [c for c in columns if c not in row]
+        extra = [c for c in row if c not in columns]
         problems = [f"missing {', '.join(missing)}"] if missing else []
         problems += [f"unexpected {', '.join(extra)}"] if extra else []
         raise StoreError(f"{table.name} row: {', '.join(problems)}", line=number)
+    for column in table.columns:
+        if column not in row:
+            row[column] = table.added[column][1]
     values = tuple(row[c] for c in table.columns)
     for column, value in zip(table.columns, values, strict=True):
         if value is None:

@@ -4,7 +4,7 @@ One binding per line, a JSON object as :meth:`~pidkit.store.base.Binding.to_dict
 compact and in UTF-8 (:func:`binding_line`).  Lines end at ``\\n`` only: a value may hold U+2028,
 U+2029 or U+0085, which ``str.splitlines`` would also split on (:func:`split_lines`).
 
->>> from pidkit.store.base import Binding, Erc
+>>> from pidkit.store.records import Binding, Erc
 >>> b = Binding("ark", "ark:99999/x", "ark:99999/x", "https://e.org/", erc=Erc(what="a\\u2028b"))
 >>> parse_import_line(binding_line(b)).binding.erc.what
 'a\\u2028b'
@@ -19,17 +19,19 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from ..errors import StoreError
-from . import keys
-from .base import ERC_ELEMENTS, KINDS, STATUSES, Binding, Erc, validate_target
+from .changes import PATCH_FIELDS, BindingChange, change_from_patch, new_binding
+from .keys import ark_key, canonical
+from .records import ERC_ELEMENTS, KINDS, STATUSES, Binding, Erc, check_extra_name
+from .redirects import validate_target
 from .rows import binding_values
 
-__all__ = ["ImportRow", "binding_line", "parse_import_line", "split_lines"]
+__all__ = ["ImportRow", "UpdateRow", "binding_line", "parse_import_line", "parse_update_line", "split_lines"]
 
 
 def binding_line(b: Binding) -> str:
     """One export line (with its ``\\n``).
 
-    >>> from pidkit.store.base import Binding
+    >>> from pidkit.store.records import Binding
     >>> binding_line(Binding("uuid", "k", "k", None, status="reserved"))[:40]
     '{"kind":"uuid","key":"k","text":"k","tar'
     """
@@ -167,16 +169,16 @@ def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRo
         raise StoreError(f"unknown id kind (one of {', '.join(KINDS)})", text=kind)
     naan = shoulder = None
     if kind == "ark":
-        k = keys.ark_key(text)
+        k = ark_key(text)
         key, naan, shoulder = k.key, k.naan, k.shoulder
     else:
-        key = keys.canonical(kind, text)
+        key = canonical(kind, text)
     given_key = obj.get("key")
     if given_key is not None and given_key != key:
         raise StoreError(f"key {given_key!r} is not the canonical form of text (expected {key!r})")
     status = _text(obj, "status") if "status" in obj else "public"
     if status not in STATUSES:
-        raise StoreError("status must be public, reserved or tombstoned", text=str(status))
+        raise StoreError(f"status must be {', '.join(STATUSES)}", text=str(status))
     target = _opt_text(obj, "target")
     if target is not None:
         validate_target(target)
@@ -189,6 +191,14 @@ def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRo
     tombstoned_at = _time(obj.get("tombstoned_at"), "tombstoned_at")
     if status == "tombstoned" and (not reason or tombstoned_at is None):
         raise StoreError("a tombstoned binding needs tombstone_reason and tombstoned_at", text=text)
+    why = _opt_text(obj, "reason")
+    if (status == "unavailable") != bool(why and why.strip()):
+        raise StoreError("status unavailable, and only it, has a reason", text=text)
+    extra = obj.get("extra") or {}
+    if not isinstance(extra, dict) or not all(isinstance(v, str) for v in extra.values()):
+        raise StoreError("field 'extra' must be an object of element names to strings")
+    for name in extra:
+        check_extra_name(name)
     stamp = now or _dt.datetime.now(_dt.UTC)
     binding = Binding(
         kind=kind,
@@ -205,5 +215,76 @@ def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRo
         tombstoned_at=tombstoned_at,
         created=_time(obj.get("created"), "created") or stamp,
         updated=_time(obj.get("updated"), "updated") or stamp,
+        reason=why,
+        extra=tuple(sorted(extra.items())),
     )
     return ImportRow.of(binding)  # every string checked here: a bad line is refused, never half-written
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UpdateRow:
+    """One line of ``pidkit import --update``: the id and the change it names (JSON merge patch)."""
+
+    #: The binding an id not bound yet starts from.
+    start: Binding
+    change: BindingChange
+
+    @property
+    def kind(self) -> str:
+        """The id kind."""
+        return self.start.kind
+
+    @property
+    def key(self) -> str:
+        """The canonical key."""
+        return self.start.key
+
+    @property
+    def naan(self) -> str | None:
+        """The NAAN (ARKs)."""
+        return self.start.naan
+
+
+#: The members of an update line that name the id.
+_ID_FIELDS: Final = ("kind", "text", "key")
+
+
+def parse_update_line(line: str) -> UpdateRow:
+    """One line of a partial import: ``text`` (the id; ``kind`` defaults to ``ark``) and the fields to
+    change as a JSON merge patch (:func:`pidkit.store.changes.change_from_patch`); a field not named is
+    kept, ``null`` clears it.  Export lines read this way change every field they carry but ``created``,
+    ``updated`` and the tombstone fields, which an update does not set.
+
+    >>> row = parse_update_line('{"text": "ark:/99999/fk4-x1", "extra": {"dc.title": "T"}}')
+    >>> row.key, row.change.extra, row.change.target
+    ('ark:99999/fk4x1', {'dc.title': 'T'}, None)
+    """
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except (RecursionError, ValueError):
+        raise StoreError("not JSON we read") from None
+    if not isinstance(obj, dict):
+        raise StoreError("not a JSON object")
+    kind = _text(obj, "kind") if "kind" in obj else "ark"
+    text = _text(obj, "text")
+    if kind not in KINDS:
+        raise StoreError(f"unknown id kind (one of {', '.join(KINDS)})", text=kind)
+    naan = shoulder = None
+    if kind == "ark":
+        k = ark_key(text)
+        key, naan, shoulder = k.key, k.naan, k.shoulder
+    else:
+        key = canonical(kind, text)
+    given_key = obj.get("key")
+    if given_key is not None and given_key != key:
+        raise StoreError(f"key {given_key!r} is not the canonical form of text (expected {key!r})")
+    ignored = ("created", "updated", "tombstone_reason", "tombstoned_at")
+    patch = {k: v for k, v in obj.items() if k not in _ID_FIELDS and k not in ignored}
+    if patch.get("status") == "tombstoned":
+        raise StoreError("an update does not tombstone (pidkit tombstone does)", text=text)
+    unknown = [k for k in patch if k not in PATCH_FIELDS]
+    if unknown:
+        raise StoreError(f"unknown field (one of {', '.join(PATCH_FIELDS)})", text=unknown[0])
+    return UpdateRow(new_binding(kind, key, text, naan, shoulder), change_from_patch(patch))

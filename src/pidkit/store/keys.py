@@ -10,22 +10,15 @@ types); this module asks them and shapes the answers into the store's columns.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 from ..ark.chars import check_naan as check_naan  # the store checks NAANs and shoulders by the ARK rules
 from ..ark.chars import check_shoulder as check_shoulder
-from ..codecs import B64URL_ALPHABET, b64url_decode, first_bad_char
-from ..errors import LlidError, ParseError, StoreError
-
-#: A UUID in its 8-4-4-4-12 hex form (either case) or as 32 hex digits; canonical: lowercase, dashed.
-_UUID = re.compile(r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}")
-_HEX32 = 32
-#: Library.Link resource id: 64 bits as 11 base64url characters (seed 002).
-_LLID_BYTES: Final = 8
-_LLID_LEN: Final = 11
+from ..codecs import read_uuid_text, uuid_text
+from ..errors import ParseError, StoreError
+from ..llid import read_llid
 
 
 class IdMaker(Protocol):
@@ -83,17 +76,18 @@ def passthrough_suffix(text: str, naan: str, normalized_suffix: str) -> str:
 
 
 def uuid_key(text: str) -> str:
-    """Canonical UUID: lowercase 8-4-4-4-12 (strict full match, no braces, no stray spaces).
+    """Canonical UUID (lowercase 8-4-4-4-12) of UUID text as :func:`pidkit.codecs.read_uuid_text` reads
+    it — the rule ``inspect`` uses too: 32 hex digits, plain or dashed, optionally braced.
 
-    >>> uuid_key("0e4a9c1e6b1f4c3a9d2b1a2b3c4d5e6f")
-    '0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f'
+    >>> uuid_key("0e4a9c1e6b1f4c3a9d2b1a2b3c4d5e6f"), uuid_key("{0E4A9C1E-6B1F-4C3A-9D2B-1A2B3C4D5E6F}")
+    ('0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f', '0e4a9c1e-6b1f-4c3a-9d2b-1a2b3c4d5e6f')
     """
-    if _UUID.fullmatch(text) is None:
-        raise ParseError("not a UUID (32 hex digits, optionally dashed 8-4-4-4-12)", text=text)
-    h = text.replace("-", "").lower()
-    if len(h) != _HEX32:  # dashes in odd places
-        raise ParseError("not a UUID", text=text)
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    read = read_uuid_text(text)
+    if read is None:
+        raise ParseError(
+            "not a UUID (32 hex digits, optionally dashed 8-4-4-4-12, optionally braced)", text=text
+        )
+    return uuid_text(read.value)
 
 
 def llid_key(text: str) -> str:
@@ -102,12 +96,7 @@ def llid_key(text: str) -> str:
     >>> llid_key("AAAAAAAAAAA")
     'AAAAAAAAAAA'
     """
-    if len(text) != _LLID_LEN:
-        raise LlidError(f"a Library.Link resource id has {_LLID_LEN} characters", text=text)
-    bad = first_bad_char(text, B64URL_ALPHABET)
-    if bad is not None:
-        raise LlidError("not a base64url character", text=text, position=bad)
-    b64url_decode(text, _LLID_BYTES, error=LlidError)
+    read_llid(text)  # the one check of the shape (pidkit.llid)
     return text
 
 

@@ -8,8 +8,10 @@ the same transaction.  Pool size: ``$PIDKIT_PG_POOL_MAX`` (default 10).  A schem
 
 While the server is down an operation waits at most ``$PIDKIT_PG_TIMEOUT`` seconds (default 3) for a
 pooled connection and then raises :class:`psycopg_pool.PoolTimeout` (the web service answers 503); the
-pool reconnects by itself once the server is back.  Opening the store waits as long for its first
-connection.
+pool reconnects by itself once the server is back.  Opening the store first makes one plain
+connection, bounded by libpq's ``connect_timeout`` (default ``$PIDKIT_PG_TIMEOUT`` rounded up, at least
+2 s; a ``connect_timeout`` in the URL wins): a server that is down, a database or role that does not
+exist is one :class:`~pidkit.errors.StoreError` at once, not the pool's retries until its timeout.
 
 Writes that decide whether an ARK is free (mint batches, bind, tombstone, holds, imports) take
 ``pg_advisory_xact_lock(NAAN_LOCK, hashtext(naan))`` first: under READ COMMITTED a minter that
@@ -21,6 +23,8 @@ execution is planned with its own parameters on the current statistics.
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -29,15 +33,23 @@ from typing import Any, Final
 from ..errors import StoreError
 from .jsonl import ImportRow
 from .keys import ArkKey
-from .rows import BINDING_COLS, IMPORT_SETS, Table
+from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table
 from .sql import Cursor, SqlStore
+from .urls import redact_url
 
 try:
     import psycopg
     import psycopg.errors
+    from psycopg.conninfo import conninfo_to_dict
     from psycopg_pool import ConnectionPool
 except ImportError:  # pragma: no cover - the postgres extra is not installed
     psycopg = None  # type: ignore[assignment]
+
+# psycopg logs warnings when the server goes away mid-work (the pool dropping a closed connection, a COPY
+# it cannot terminate): with no handler configured, Python's last-resort handler would print them to
+# stderr beside the CLI's one-line error.  An application that configures logging (uvicorn, a service)
+# still gets them through propagation.  "psycopg" covers "psycopg.pool".
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 #: Advisory lock key serializing schema migrations ("pidkit" in ASCII).
 MIGRATION_LOCK: Final = 0x706964_6B6974
@@ -54,6 +66,8 @@ class PostgresStore(SqlStore):
     """A store in a PostgreSQL database (``postgresql://`` URL)."""
 
     backend = "postgresql"
+    #: Rows a write reads to decide are locked until it commits.
+    _for_update = " FOR UPDATE"
 
     #: psycopg's ``prepare_threshold`` for the pooled connections: ``None``, never prepare.  A
     #: prepared statement's generic plan is made once per connection, on the statistics of that moment:
@@ -71,6 +85,8 @@ class PostgresStore(SqlStore):
         self._queries: dict[str, str] = {}
         size = max_size or int(_env_number("PIDKIT_PG_POOL_MAX", _DEFAULT_POOL_MAX, int))
         wait = timeout or _env_number("PIDKIT_PG_TIMEOUT", DEFAULT_TIMEOUT, float)
+        connect = _connect_options(url, wait)
+        _check_connection(url, connect)
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url,
             min_size=1,
@@ -80,7 +96,7 @@ class PostgresStore(SqlStore):
             timeout=wait,
             # autocommit: a write opens its own transaction (conn.transaction()); a single read is then
             # one round trip, and a connection never goes back to the pool inside a transaction
-            kwargs={"prepare_threshold": self._prepare_threshold, "autocommit": True},
+            kwargs={"prepare_threshold": self._prepare_threshold, "autocommit": True, **connect},
         )
         try:
             self._pool.open(wait=True, timeout=wait)
@@ -181,12 +197,15 @@ class PostgresStore(SqlStore):
         return cur.fetchall()
 
     def _import_write(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> None:
-        """``COPY`` the rows into a temporary table, then one ``INSERT … SELECT … ON CONFLICT`` with the
-        tombstone guard (``writes`` has one row per key, as one statement needs)."""
+        """``COPY`` the rows into a temporary staging table, then one ``INSERT … SELECT … ON CONFLICT``
+        with the tombstone guard (``writes`` has one row per key, as one statement needs).  A streamed
+        import calls this once per chunk in one transaction: the table is made by the first call, emptied
+        by the next ones, and dropped at the commit or rollback."""
         if not writes or not isinstance(cur, psycopg.Cursor):
             super()._import_write(cur, writes)
             return
-        cur.execute("CREATE TEMP TABLE pidkit_import (LIKE bindings) ON COMMIT DROP")
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS pidkit_import (LIKE bindings) ON COMMIT DROP")
+        cur.execute("TRUNCATE pidkit_import")
         with cur.copy(f"COPY pidkit_import ({BINDING_COLS}) FROM STDIN") as copy:
             for _, row in writes:
                 copy.write_row(row.values)
@@ -223,11 +242,51 @@ class PostgresStore(SqlStore):
                 copy.write_row(row)
         return len(rows)
 
+    def _insert_history(self, cur: Cursor, rows: Sequence[tuple[Any, ...]]) -> None:
+        """``COPY`` history rows in (one round trip for an import's chunk)."""
+        if len(rows) < 2 or not isinstance(cur, psycopg.Cursor):
+            super()._insert_history(cur, rows)
+            return
+        with cur.copy(f"COPY history ({HISTORY_COLS}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
     def _insert_minted(self, cur: Cursor, rows: Sequence[tuple[str, str, str, int, str]]) -> None:
         if isinstance(cur, psycopg.Cursor):
             with cur.copy("COPY minted (naan, id, minter, position, minted_at) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
+
+
+def _connect_options(url: str, wait: float) -> dict[str, Any]:
+    """``connect_timeout`` for libpq (whole seconds, at least 2: libpq's minimum) unless the URL sets one.
+
+    >>> _connect_options("postgresql://h/db", 2.5), _connect_options("postgresql://h/db?connect_timeout=9", 3)
+    ({'connect_timeout': 3}, {})
+    """
+    try:
+        given = conninfo_to_dict(url)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot use PostgreSQL: {_one_line(exc)}", text=redact_url(url)) from None
+    return {} if "connect_timeout" in given else {"connect_timeout": max(2, math.ceil(wait))}
+
+
+def _check_connection(url: str, options: dict[str, Any]) -> None:
+    """One connection attempt: why the server cannot be used, as one :class:`StoreError` naming the URL
+    (without its secrets)."""
+    try:
+        psycopg.connect(url, **options).close()
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot use PostgreSQL: {_one_line(exc)}", text=redact_url(url)) from None
+
+
+def _one_line(exc: Exception) -> str:
+    """libpq's message on one line (it adds tab-indented hints on lines of their own), spaces collapsed.
+
+    >>> _one_line(ValueError('failed: FATAL:  refused\\n\\tIs the server running?'))
+    'failed: FATAL: refused; Is the server running?'
+    """
+    return "; ".join(" ".join(part.split()) for part in str(exc).splitlines() if part.strip())
 
 
 def _env_number(name: str, default: float, kind: type[float] | type[int]) -> float:

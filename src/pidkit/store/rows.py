@@ -14,42 +14,55 @@ True
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..codecs import iso_z
-from .base import _UNSTORABLE, ApiKey, Binding, Erc, MinterInfo, check_text
+from .changes import extra_from_text, extra_text
+from .records import _UNSTORABLE, ApiKey, Binding, Erc, HistoryEntry, MinterInfo, User, check_text
 
 __all__ = [
     "API_KEY_COLS",
     "BINDING_COLS",
     "BINDING_COLUMNS",
     "BINDING_PARAMS",
+    "HISTORY_COLS",
+    "HISTORY_COLUMNS",
     "IMPORT_SETS",
     "MINTER_COLS",
     "TABLES",
+    "USER_COLS",
     "Table",
     "api_key_from_row",
     "binding_from_row",
     "binding_values",
+    "history_from_row",
     "minter_from_row",
     "stored_time",
     "time_from_stored",
+    "user_from_row",
 ]
 
-#: ``bindings`` (migration 1), in table order.
+#: ``bindings`` (migration 1; ``reason`` and ``extra`` since migration 3), the times last (rows compared
+#: "times aside" drop the last two values).
 BINDING_COLUMNS: Final = (
     "kind", "key", "text", "target", "erc_who", "erc_what", "erc_when", "erc_where",
     "support_who", "support_what", "support_when", "support_where", "passthrough", "status", "naan",
-    "shoulder", "tombstone_reason", "tombstoned_at", "created", "updated",
+    "shoulder", "tombstone_reason", "tombstoned_at", "reason", "extra", "created", "updated",
 )  # fmt: skip
 BINDING_COLS: Final = ", ".join(BINDING_COLUMNS)
 BINDING_PARAMS: Final = ", ".join("?" * len(BINDING_COLUMNS))
 #: An import's upsert: every column but the key (an import restores the exported row).
 IMPORT_SETS: Final = ", ".join(f"{c} = excluded.{c}" for c in BINDING_COLUMNS if c not in ("kind", "key"))
 MINTER_COLS: Final = "name, naan, template, seed, counter, created"
-API_KEY_COLS: Final = "key_id, naan, shoulder, label, created, revoked_at"
+API_KEY_COLS: Final = "key_id, naan, shoulder, label, created, revoked_at, owner"
+#: ``users`` (migration 4) but the password hash, which only the sign-in check reads.
+USER_COLS: Final = "name, naan, shoulder, admin, created, disabled_at"
+#: ``history`` (migration 3), in table order.
+HISTORY_COLUMNS: Final = ("id", "at", "principal", "operation", "kind", "key", "before", "after")
+HISTORY_COLS: Final = ", ".join(HISTORY_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +75,18 @@ class Table:
     order: tuple[str, ...]
     nullable: frozenset[str] = frozenset()
     integers: frozenset[str] = frozenset()
+    #: The schema version that added the table (a dump of an older schema has none of its rows).
+    since: int = 1
+    #: Columns added after the table, by name: ``(schema version, value in rows of older dumps)``.
+    added: Mapping[str, tuple[int, Any]] = field(default_factory=dict)
+
+    def columns_at(self, schema: int) -> tuple[str, ...]:
+        """The columns a dump of ``schema`` carries.
+
+        >>> "extra" in TABLES[5].columns_at(2), "extra" in TABLES[5].columns_at(3)
+        (False, True)
+        """
+        return tuple(c for c in self.columns if self.added.get(c, (0, None))[0] <= schema)
 
 
 #: Every table a store holds (but ``schema_version``), parents before children.
@@ -79,14 +104,22 @@ TABLES: Final = (
     Table("holds", ("naan", "id", "created"), ("naan", "id")),
     Table(
         "bindings", BINDING_COLUMNS, ("kind", "key"),
-        nullable=frozenset({"target", "naan", "shoulder", "tombstone_reason", "tombstoned_at"}),
+        nullable=frozenset({"target", "naan", "shoulder", "tombstone_reason", "tombstoned_at", "reason"}),
         integers=frozenset({"passthrough"}),
+        added={"reason": (3, None), "extra": (3, "{}")},
     ),
     Table(
-        "api_keys", ("key_id", "secret_hash", "naan", "shoulder", "label", "created", "revoked_at"),
-        ("key_id",), nullable=frozenset({"shoulder", "revoked_at"}),
+        "api_keys", ("key_id", "secret_hash", "naan", "shoulder", "label", "created", "revoked_at", "owner"),
+        ("key_id",), nullable=frozenset({"shoulder", "revoked_at", "owner"}), added={"owner": (4, None)},
     ),
-    Table("overrides", ("kind", "key", "reason", "at"), ("kind", "key", "at")),
+    Table("overrides", ("kind", "key", "reason", "at"), ("kind", "key", "at"), since=2),
+    Table("history", HISTORY_COLUMNS, ("id",), nullable=frozenset({"before", "after"}), since=3),
+    # the password's Argon2id hash goes with the user, as an API key's SHA-256 does (never a secret);
+    # sessions and sign-in failures are not carried (credentials and counters that expire)
+    Table(
+        "users", ("name", "password_hash", "naan", "shoulder", "admin", "created", "disabled_at"),
+        ("name",), nullable=frozenset({"shoulder", "disabled_at"}), integers=frozenset({"admin"}), since=4,
+    ),
 )
 
 
@@ -118,12 +151,13 @@ def binding_values(b: Binding) -> tuple[Any, ...]:
     row = (
         b.kind, b.key, b.text, b.target, erc.who, erc.what, erc.when, erc.where,
         support.who, support.what, support.when, support.where, int(b.passthrough), b.status,
-        b.naan, b.shoulder, b.tombstone_reason, stored_time(b.tombstoned_at), created, updated,
+        b.naan, b.shoulder, b.tombstone_reason, stored_time(b.tombstoned_at), b.reason, extra_text(b.extra),
+        created, updated,
     )  # fmt: skip
     texts = (
         b.kind, b.key, b.text, b.target or "", erc.who, erc.what, erc.when, erc.where, support.who,
         support.what, support.when, support.where, b.status, b.naan or "", b.shoulder or "",
-        b.tombstone_reason or "",
+        b.tombstone_reason or "", b.reason or "", *(v for pair in b.extra for v in pair),
     )  # fmt: skip
     if _UNSTORABLE.search("".join(texts)) is not None:
         for name, value in zip(BINDING_COLUMNS, row, strict=True):  # name the column and position
@@ -137,7 +171,7 @@ def binding_from_row(row: Sequence[Any]) -> Binding:
     (
         kind, key, text, target, erc_who, erc_what, erc_when, erc_where,
         support_who, support_what, support_when, support_where, passthrough, status, naan, shoulder,
-        tombstone_reason, tombstoned_at, created, updated,
+        tombstone_reason, tombstoned_at, reason, extra, created, updated,
     ) = row  # fmt: skip
     return Binding(
         kind=kind,
@@ -154,6 +188,8 @@ def binding_from_row(row: Sequence[Any]) -> Binding:
         tombstoned_at=time_from_stored(tombstoned_at),
         created=time_from_stored(created),
         updated=time_from_stored(updated),
+        reason=reason,
+        extra=extra_from_text(extra) if extra != "{}" else (),
     )
 
 
@@ -165,5 +201,21 @@ def minter_from_row(row: Sequence[Any]) -> MinterInfo:
 
 def api_key_from_row(row: Sequence[Any]) -> ApiKey:
     """The :class:`ApiKey` of an ``api_keys`` row (:data:`API_KEY_COLS` selected)."""
-    key_id, naan, shoulder, label, created, revoked_at = row
-    return ApiKey(key_id, naan, shoulder, label, time_from_stored(created), time_from_stored(revoked_at))
+    key_id, naan, shoulder, label, created, revoked_at, owner = row
+    return ApiKey(key_id, naan, shoulder, label, time_from_stored(created), time_from_stored(revoked_at),
+                  owner)
+
+
+def user_from_row(row: Sequence[Any]) -> User:
+    """The :class:`User` of a ``users`` row (:data:`USER_COLS` selected)."""
+    name, naan, shoulder, admin, created, disabled_at = row
+    return User(name, naan, shoulder, bool(admin), time_from_stored(created), time_from_stored(disabled_at))
+
+
+def history_from_row(row: Sequence[Any]) -> HistoryEntry:
+    """The :class:`HistoryEntry` of a ``history`` row (:data:`HISTORY_COLS` selected)."""
+    id_, at, principal, operation, kind, key, before, after = row
+    return HistoryEntry(
+        id_, time_from_stored(at), principal, operation, kind, key,
+        None if before is None else json.loads(before), None if after is None else json.loads(after),
+    )  # fmt: skip

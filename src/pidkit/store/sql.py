@@ -19,42 +19,65 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import hmac
+import json
+import os
 import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import IO, Any, Final, Protocol
+from typing import IO, Any, Final, NamedTuple, Protocol
 
 from ..codecs import iso_z
 from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError, StoreError
-from . import keys, migrations
-from .base import (
-    DEFAULT_BATCH,
+from ..tid import TidClock
+from .accounts import SqlAccounts
+from .base import DEFAULT_BATCH, IMPORTED, Store
+from .changes import BindingChange, apply_change, changed_fields, extra_from_text, new_binding
+from .dump import DumpHeader, header_line, parse_header, parse_row, row_line
+from .jsonl import ImportRow, UpdateRow, binding_line, parse_import_line, parse_update_line
+from .keys import (
+    ArkKey,
+    IdMaker,
+    ark_key,
+    canonical,
+    check_char_problem,
+    check_naan,
+    check_shoulder,
+    make_minter,
+    passthrough_suffix,
+    readings,
+    template_prefix,
+)
+from .keys import blade as blade_of
+from .migrations import LATEST
+from .migrations import load as load_migrations
+from .overview import SqlOverview
+from .records import (
     KINDS,
+    STATUSES,
     ApiKey,
     Binding,
-    Erc,
     ErcChange,
+    HistoryEntry,
     ImportRejectedError,
     ImportReport,
     MinterInfo,
     Naan,
     NotOwnerError,
     Override,
+    Principal,
     Resolution,
     RestoreReport,
     Status,
-    Store,
+    check_extra_name,
     check_text,
-    erc_changes,
-    validate_target,
 )
-from .dump import DumpHeader, header_line, parse_header, parse_row, row_line
-from .jsonl import ImportRow, binding_line, parse_import_line
 from .rows import (
     API_KEY_COLS,
     BINDING_COLS,
     BINDING_PARAMS,
+    HISTORY_COLS,
+    HISTORY_COLUMNS,
     IMPORT_SETS,
     MINTER_COLS,
     TABLES,
@@ -62,6 +85,7 @@ from .rows import (
     api_key_from_row,
     binding_from_row,
     binding_values,
+    history_from_row,
     minter_from_row,
     stored_time,
     time_from_stored,
@@ -81,6 +105,36 @@ _SECRET = re.compile(r"pk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 
 #: Keys per lookup statement (imports, ``resolve_many``) and rows per ``executemany`` when importing.
 _CHUNK: Final = 1000
+
+#: Lines per chunk of a streamed import (:meth:`SqlStore.import_jsonl`): memory is bounded by this.
+_IMPORT_CHUNK: Final = 5000
+
+
+class _ImportChunk(NamedTuple):
+    """What one chunk of an import wrote: the stored bindings before it, its rows (one per key, with the
+    line number of the last line of that key), and how many keys were new or already there."""
+
+    original: dict[tuple[str, str], Binding]
+    writes: dict[tuple[str, str], tuple[int, ImportRow]]
+    created: int
+    updated: int
+
+
+def _numbered_chunks(lines: Iterable[str], size: int) -> Iterator[list[tuple[int, str]]]:
+    """The lines numbered from 1, ``size`` at a time (the last chunk shorter; none for no lines).
+
+    >>> list(_numbered_chunks(["a", "b", "c"], 2))
+    [[(1, 'a'), (2, 'b')], [(3, 'c')]]
+    """
+    chunk: list[tuple[int, str]] = []
+    for item in enumerate(lines, 1):
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
 
 #: Retries of a mint batch that lost a race on the ``minted`` key to another minter (PostgreSQL).
 _MINT_RETRIES: Final = 5
@@ -120,7 +174,7 @@ def _lookup(value: str) -> str:
     return value
 
 
-def _resolution(ark: str, k: keys.ArkKey, found: Mapping[str, Binding]) -> Resolution | None:
+def _resolution(ark: str, k: ArkKey, found: Mapping[str, Binding]) -> Resolution | None:
     """The store's resolution rule for ``ark`` (key ``k``) among the bindings ``found`` by key: the exact
     binding, else the longest bound public ancestor that allows passthrough, with the rest as suffix."""
     exact = found.get(k.key)
@@ -129,8 +183,47 @@ def _resolution(ark: str, k: keys.ArkKey, found: Mapping[str, Binding]) -> Resol
     for ancestor in k.ancestors:
         b = found.get(ancestor)
         if b is not None and b.passthrough and b.status == "public" and k.key.startswith(ancestor):
-            return Resolution(b, keys.passthrough_suffix(ark, k.naan, k.key[len(ancestor) :]))
+            return Resolution(b, passthrough_suffix(ark, k.naan, k.key[len(ancestor) :]))
     return None
+
+
+#: A well-formed ``api_keys.secret_hash``: SHA-256, 64 lowercase hex digits (``pidkit check``).
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+#: One TID clock per process (a forked child gets its own: the same clock id in two processes would
+#: give the same history ids at the same microsecond).
+_CLOCKS: dict[int, TidClock] = {}
+
+
+def history_id() -> str:
+    """A new history row id: a TID (sorts by time; unique across processes but for a 1 in 1024 chance
+    of two at the same microsecond, which the primary key then refuses).
+
+    >>> len(history_id()), history_id() < history_id()
+    (13, True)
+    """
+    pid = os.getpid()
+    clock = _CLOCKS.get(pid)
+    if clock is None:
+        clock = _CLOCKS[pid] = TidClock()
+    return clock.next_str()
+
+
+def _json(fields: Mapping[str, Any] | None) -> str | None:
+    """A history ``before``/``after`` value: compact JSON, keys sorted (the same text on every backend)."""
+    if fields is None:
+        return None
+    return json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+_LOCAL: list[Principal] = []
+
+
+def local_principal() -> Principal:
+    """The principal of changes made without one: this process's user and host (``cli:user@host``)."""
+    if not _LOCAL:
+        _LOCAL.append(Principal.local())
+    return _LOCAL[0]
 
 
 def _hash_secret(secret: str) -> str:
@@ -138,11 +231,11 @@ def _hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-class SqlStore(Store):
+class SqlStore(SqlAccounts, SqlOverview, Store):
     """The shared SQL implementation; subclasses provide the connection handling."""
 
     def __init__(self) -> None:
-        self._makers: dict[tuple[str, str, int], keys.IdMaker] = {}
+        self._makers: dict[tuple[str, str, int], IdMaker] = {}
 
     # -- backend hooks ------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -188,21 +281,65 @@ class SqlStore(Store):
 
     # -- migrations ---------------------------------------------------------------------------------
     def _migrate(self) -> None:
-        """Apply the migrations this database lacks, each in its own locked transaction."""
-        for migration in migrations.load():
-            with self._transaction(write=True) as cur:
-                self._lock_migrations(cur)
-                self._exec(cur, _SCHEMA_VERSION_DDL)
-                self._exec(cur, "SELECT 1 FROM schema_version WHERE version = ?", (migration.version,))
-                if cur.fetchone() is not None:
+        """Apply the migrations this database lacks, all in ONE locked transaction (an old store is
+        upgraded completely or not at all); a store of a newer schema than this code knows is refused."""
+        with self._transaction(write=True) as cur:
+            self._lock_migrations(cur)
+            self._exec(cur, _SCHEMA_VERSION_DDL)
+            self._exec(cur, "SELECT version FROM schema_version")
+            applied = {int(row[0]) for row in cur.fetchall()}
+            newest = max(applied, default=0)
+            if newest > LATEST:
+                raise StoreError(
+                    f"this store has schema version {newest}, newer than this pidkit knows ({LATEST}): "
+                    "it was written by a newer pidkit; upgrade pidkit to use it (nothing was changed)"
+                )
+            self.migrated_from = newest
+            for migration in load_migrations():
+                if migration.version in applied:
                     continue
-                for statement in migration.statements:
+                for statement in migration.for_backend(self.backend):
                     self._exec(cur, statement)
                 self._exec(
                     cur,
                     "INSERT INTO schema_version (version, name, applied) VALUES (?, ?, ?)",
                     (migration.version, migration.name, now()),
                 )
+
+    # -- history ------------------------------------------------------------------------------------
+    def _record(
+        self,
+        cur: Cursor,
+        principal: Principal | None,
+        operation: str,
+        kind: str,
+        key: str,
+        before: Mapping[str, Any] | None,
+        after: Mapping[str, Any] | None,
+        at: str | None = None,
+    ) -> None:
+        """Append one history row, in the transaction of the change it records."""
+        self._insert_history(cur, [(
+            history_id(), at or now(), str(principal or local_principal()), operation, kind, key,
+            _json(before), _json(after),
+        )])  # fmt: skip
+
+    def _insert_history(self, cur: Cursor, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert ``history`` rows (:data:`HISTORY_COLUMNS` order)."""
+        marks = ", ".join("?" * len(HISTORY_COLUMNS))
+        cur.executemany(self._q(f"INSERT INTO history ({HISTORY_COLS}) VALUES ({marks})"), rows)
+
+    def history(self, kind: str, value: str) -> list[HistoryEntry]:
+        """Every change of the id ``value`` read as ``kind`` (or of the minter, NAAN or API key named
+        ``value`` for kinds ``minter``, ``naan``, ``api_key``), oldest first."""
+        key = canonical(kind, _lookup(value)) if kind in KINDS else check_text(value, "key")
+        with self._transaction(write=False) as cur:
+            self._exec(
+                cur,
+                f"SELECT {HISTORY_COLS} FROM history WHERE kind = ? AND key = ? ORDER BY at, id",
+                (kind, key),
+            )
+            return [history_from_row(row) for row in cur.fetchall()]
 
     def schema_version(self) -> int:
         """The highest migration applied."""
@@ -221,17 +358,22 @@ class SqlStore(Store):
         shoulders = tuple(r[0] for r in cur.fetchall())
         return Naan(row[0], row[1], shoulders, time_from_stored(row[2]))
 
-    def _add_shoulder(self, cur: Cursor, naan: str, shoulder: str) -> None:
+    def _add_shoulder(self, cur: Cursor, naan: str, shoulder: str, principal: Principal | None) -> None:
         self._exec(
             cur,
-            "INSERT INTO shoulders (naan, shoulder, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-            (naan, keys.check_shoulder(shoulder), now()),
+            "INSERT INTO shoulders (naan, shoulder, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING "
+            "RETURNING shoulder",
+            (naan, check_shoulder(shoulder), now()),
         )
+        if cur.fetchone() is not None:
+            self._record(cur, principal, "shoulder.add", "naan", naan, None, {"shoulder": shoulder})
 
-    def add_naan(self, naan: str, name: str = "", *, shoulders: Iterable[str] = ()) -> Naan:
+    def add_naan(
+        self, naan: str, name: str = "", *, shoulders: Iterable[str] = (), principal: Principal | None = None
+    ) -> Naan:
         """Register a NAAN with its shoulders."""
-        keys.check_naan(naan)
-        wanted = [keys.check_shoulder(s) for s in shoulders]
+        check_naan(naan)
+        wanted = [check_shoulder(s) for s in shoulders]
         with self._transaction(write=True) as cur:
             self._exec(
                 cur,
@@ -241,15 +383,16 @@ class SqlStore(Store):
             )
             if cur.fetchone() is None:
                 raise ConflictError("NAAN already registered", text=naan)
+            self._record(cur, principal, "naan.add", "naan", naan, None, {"name": name})
             for shoulder in wanted:
-                self._add_shoulder(cur, naan, shoulder)
+                self._add_shoulder(cur, naan, shoulder, principal)
             return self._naan(cur, naan)
 
-    def add_shoulder(self, naan: str, shoulder: str) -> Naan:
+    def add_shoulder(self, naan: str, shoulder: str, *, principal: Principal | None = None) -> Naan:
         """Add a shoulder to a registered NAAN."""
         with self._transaction(write=True) as cur:
             self._naan(cur, naan)
-            self._add_shoulder(cur, naan, shoulder)
+            self._add_shoulder(cur, naan, shoulder, principal)
             return self._naan(cur, naan)
 
     def get_naan(self, naan: str) -> Naan:
@@ -264,17 +407,20 @@ class SqlStore(Store):
             return [self._naan(cur, row[0]) for row in cur.fetchall()]
 
     # -- minters ------------------------------------------------------------------------------------
-    def create_minter(self, name: str, *, naan: str, template: str, seed: int | None = None) -> MinterInfo:
+    def create_minter(
+        self, name: str, *, naan: str, template: str, seed: int | None = None,
+        principal: Principal | None = None,
+    ) -> MinterInfo:
         """Create a named minter."""
         if not name.strip() or name != name.strip():
             raise StoreError("a minter name must be non-empty without surrounding spaces", text=name)
-        prefix = keys.template_prefix(template)
+        prefix = template_prefix(template)
         if seed is None:
             seed = secrets.randbits(63)  # fits a signed BIGINT
         with self._transaction(write=True) as cur:
             self._naan(cur, naan)
             if prefix:
-                self._add_shoulder(cur, naan, prefix)
+                self._add_shoulder(cur, naan, prefix, principal)
             self._exec(
                 cur,
                 f"INSERT INTO minters ({MINTER_COLS}) VALUES (?, ?, ?, ?, 0, ?) "
@@ -284,7 +430,10 @@ class SqlStore(Store):
             row = cur.fetchone()
             if row is None:
                 raise ConflictError("a minter with this name exists", text=name)
-            return minter_from_row(row)
+            info = minter_from_row(row)
+            self._record(cur, principal, "minter.create", "minter", name, None,
+                         {"naan": naan, "template": template, "seed": info.seed, "counter": 0})
+            return info
 
     def _get_minter(self, cur: Cursor, name: str) -> MinterInfo:
         self._exec(cur, f"SELECT {MINTER_COLS} FROM minters WHERE name = ?", (name,))
@@ -304,11 +453,11 @@ class SqlStore(Store):
             self._exec(cur, f"SELECT {MINTER_COLS} FROM minters ORDER BY name")
             return [minter_from_row(row) for row in cur.fetchall()]
 
-    def _maker(self, info: MinterInfo) -> keys.IdMaker:
+    def _maker(self, info: MinterInfo) -> IdMaker:
         key = (info.template, info.naan, info.seed)
         maker = self._makers.get(key)
         if maker is None:
-            maker = self._makers[key] = keys.make_minter(info.template, info.naan, info.seed)
+            maker = self._makers[key] = make_minter(info.template, info.naan, info.seed)
         return maker
 
     def _reserve(self, cur: Cursor, name: str, count: int) -> tuple[MinterInfo, int]:
@@ -324,15 +473,19 @@ class SqlStore(Store):
         info = minter_from_row(row)
         return info, info.counter - count
 
-    def _mint_batch(self, name: str, size: int) -> list[str]:
-        """One transaction: reserve positions, skip taken ids, record ``size`` minted ids."""
+    def _mint_batch(self, name: str, size: int, principal: Principal | None = None) -> list[str]:
+        """One transaction: reserve positions, skip taken ids, record ``size`` minted ids (and one
+        history row for the batch)."""
         with self._transaction(write=True) as cur:
             chosen: list[tuple[str, str, str, int, str]] = []
             need = size
             stamp = now()
             info: MinterInfo | None = None
+            first: int | None = None
             while need:
                 info, start = self._reserve(cur, name, need)
+                if first is None:
+                    first = start
                 self._lock_naan(cur, info.naan)  # before the check: no bind/tombstone/hold in between
                 maker = self._maker(info)
                 if maker.exhausted(start + need - 1):
@@ -353,9 +506,15 @@ class SqlStore(Store):
                 return []
             self._insert_minted(cur, chosen)
             naan = info.naan
+            self._record(cur, principal, "mint", "minter", name, {"counter": first},
+                         {"counter": info.counter, "minted": len(chosen),
+                          "first": f"ark:{naan}/{chosen[0][1]}", "last": f"ark:{naan}/{chosen[-1][1]}"},
+                         stamp)  # fmt: skip
             return [f"ark:{naan}/{row[1]}" for row in chosen]
 
-    def mint_batches(self, minter: str, n: int, *, batch_size: int = DEFAULT_BATCH) -> Iterator[list[str]]:
+    def mint_batches(
+        self, minter: str, n: int, *, batch_size: int = DEFAULT_BATCH, principal: Principal | None = None
+    ) -> Iterator[list[str]]:
         """Mint ``n`` ids, one transaction per batch."""
         if n < 0:
             raise StoreError(f"cannot mint a negative number of ids ({n})")
@@ -365,20 +524,20 @@ class SqlStore(Store):
         left = n
         while left > 0:
             size = min(batch_size, left)
-            batch = self._mint_with_retry(minter, size)
+            batch = self._mint_with_retry(minter, size, principal)
             left -= size
             yield batch
 
-    def _mint_with_retry(self, minter: str, size: int) -> list[str]:
+    def _mint_with_retry(self, minter: str, size: int, principal: Principal | None) -> list[str]:
         for attempt in range(_MINT_RETRIES):
             try:
-                return self._mint_batch(minter, size)
+                return self._mint_batch(minter, size, principal)
             except self._unique_errors:
                 if attempt == _MINT_RETRIES - 1:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def add_hold(self, minter_or_naan: str, *ids: str) -> int:
+    def add_hold(self, minter_or_naan: str, *ids: str, principal: Principal | None = None) -> int:
         """Hold ids so they are never minted."""
         with self._transaction(write=True) as cur:
             self._exec(cur, "SELECT naan FROM minters WHERE name = ?", (minter_or_naan,))
@@ -388,7 +547,7 @@ class SqlStore(Store):
             added = 0
             stamp = now()
             for text in ids:
-                blade = keys.blade(naan, text)
+                blade = blade_of(naan, text)
                 self._exec(
                     cur,
                     "INSERT INTO holds (naan, id, created) VALUES (?, ?, ?) "
@@ -397,6 +556,8 @@ class SqlStore(Store):
                 )
                 if cur.fetchone() is not None:
                     added += 1
+                    self._record(cur, principal, "hold", "ark", f"ark:{naan}/{blade}", None, {"held": True},
+                                 stamp)
             return added
 
     def minted_count(self, minter: str | None = None) -> int:
@@ -410,41 +571,59 @@ class SqlStore(Store):
         return int(row[0])
 
     # -- bindings -----------------------------------------------------------------------------------
-    def _bind(
+    def _current(self, cur: Cursor, kind: str, key: str) -> Binding | None:
+        """The stored binding of ``(kind, key)``, locked until the transaction ends where the backend
+        locks rows (:attr:`_for_update`)."""
+        self._exec(
+            cur,
+            f"SELECT {BINDING_COLS} FROM bindings WHERE kind = ? AND key = ?{self._for_update}",
+            (kind, key),
+        )
+        row = cur.fetchone()
+        return None if row is None else binding_from_row(row)
+
+    #: What a backend appends to a SELECT to lock the rows it reads (PostgreSQL: `` FOR UPDATE``).
+    _for_update: str = ""
+
+    def _held(self, cur: Cursor, naan: str | None, key: str) -> bool:
+        """True if the ARK ``key`` (under ``naan``) is held: never minted, and never public."""
+        if naan is None:
+            return False
+        self._exec(cur, "SELECT 1 FROM holds WHERE naan = ? AND id = ?", (naan, key[len(f"ark:{naan}/") :]))
+        return cur.fetchone() is not None
+
+    def _write_binding(self, cur: Cursor, b: Binding) -> Binding:
+        """Write the whole row of ``b`` (insert or replace; a tombstoned row is never replaced)."""
+        self._exec(
+            cur,
+            f"INSERT INTO bindings ({BINDING_COLS}) VALUES ({BINDING_PARAMS}) "
+            f"ON CONFLICT (kind, key) DO UPDATE SET {IMPORT_SETS} WHERE bindings.status <> 'tombstoned' "
+            f"RETURNING {BINDING_COLS}",
+            binding_values(b),
+        )
+        row = cur.fetchone()
+        if row is None:
+            raise ConflictError("tombstoned: this id is withdrawn and is never bound again", text=b.text)
+        return binding_from_row(row)
+
+    def _change(
         self,
         kind: str,
         key: str,
         text: str,
-        target: str | None,
+        change: BindingChange,
         *,
-        erc: ErcChange | None,
-        support: ErcChange | None,
-        passthrough: bool | None,
-        status: Status | None,
         naan: str | None,
         shoulder: str | None,
         force: bool = False,
+        principal: Principal | None = None,
     ) -> Binding:
-        """Insert or partially update one binding (see :meth:`Store.bind`): the upsert sets only the
-        columns the change names, inside the write transaction, so concurrent changes of other
-        fields are never lost."""
-        if status is not None and status not in ("public", "reserved"):
-            raise StoreError("bind sets status public or reserved (use tombstone to withdraw)", text=status)
-        if target:
-            validate_target(target)
-        erc_set, support_set = erc_changes(erc), erc_changes(support)
+        """Create or partially update one binding (see :meth:`Store.bind`): in one write transaction,
+        the stored row is read (and locked), :func:`~pidkit.store.changes.apply_change` decides the new
+        one, which is written with its history row — so concurrent changes of other fields are never
+        lost.  A change that changes nothing writes nothing."""
         stamp = _dt.datetime.now(_dt.UTC)
-        values = binding_values(Binding(
-            kind, key, text, target or None, Erc(**erc_set), Erc(**support_set), bool(passthrough),
-            status or "public", naan, shoulder, created=stamp, updated=stamp,
-        ))  # fmt: skip
-        named = [f"erc_{name}" for name in erc_set] + [f"support_{name}" for name in support_set]
-        named += [
-            col
-            for col, value in (("target", target), ("passthrough", passthrough), ("status", status))
-            if value is not None
-        ]
-        sets = ", ".join(f"{col} = excluded.{col}" for col in (*named, "updated"))
+        start = new_binding(kind, key, text, naan, shoulder)
         with self._transaction(write=True) as cur:
             refusal = None
             if kind == "ark" and naan is not None:
@@ -452,25 +631,27 @@ class SqlStore(Store):
                 refusal = self._ark_refusal(cur, text, naan)
                 if refusal is not None and not force:
                     raise StoreError(f"{refusal} (bind with force to override; it is recorded)", text=text)
-            self._exec(
-                cur,
-                f"INSERT INTO bindings ({BINDING_COLS}) VALUES ({BINDING_PARAMS}) "
-                f"ON CONFLICT (kind, key) DO UPDATE SET {sets} WHERE bindings.status <> 'tombstoned' "
-                f"RETURNING {BINDING_COLS}",
-                values,
-            )
-            row = cur.fetchone()
-            if row is None:
-                raise ConflictError("tombstoned: this id is withdrawn and is never bound again", text=text)
-            bound = binding_from_row(row)
-            if bound.status == "public" and bound.target is None:
-                raise StoreError("a public binding needs a target URL", text=text)
+            else:
+                self._lock_naan(cur, f"{kind}:{key}")  # serializes changes of this id
+            before = self._current(cur, kind, key)
+            after = apply_change(before, start, change, stamp)
+            if before is not None and after == dataclasses.replace(before, updated=stamp):
+                return before
+            if after.status == "public" and kind == "ark" and self._held(cur, naan, key):
+                raise StoreError("this ARK is held (deleted while reserved): it is never made public",
+                                 text=text)
+            bound = self._write_binding(cur, after)
             if refusal is not None:
                 self._exec(
                     cur,
                     "INSERT INTO overrides (kind, key, reason, at) VALUES (?, ?, ?, ?)",
                     (kind, key, refusal, stored_time(stamp)),
                 )
+            operation = "create" if before is None else "update"
+            if before is not None and before.status != after.status:
+                operation = "status"
+            old, new = changed_fields(before, bound)
+            self._record(cur, principal, operation, kind, key, old, new, stored_time(stamp))
         return bound
 
     def _ark_refusal(self, cur: Cursor, text: str, naan: str) -> str | None:
@@ -482,7 +663,7 @@ class SqlStore(Store):
             return f"NAAN {naan} is not registered in this store"
         self._exec(cur, "SELECT name, template FROM minters WHERE naan = ? ORDER BY name", (naan,))
         for name, template in cur.fetchall():
-            problem = keys.check_char_problem(text, template)
+            problem = check_char_problem(text, template)
             if problem is not None:
                 return f"{problem} (minter {name})"
         return None
@@ -493,7 +674,7 @@ class SqlStore(Store):
         params: tuple[str, ...] = ()
         if ark is not None:
             sql += " WHERE kind = 'ark' AND key = ?"
-            params = (keys.ark_key(_lookup(ark)).key,)
+            params = (ark_key(_lookup(ark)).key,)
         with self._transaction(write=False) as cur:
             self._exec(cur, sql + " ORDER BY at, key", params)
             return [Override(r[0], r[1], r[2], time_from_stored(r[3])) for r in cur.fetchall()]
@@ -508,13 +689,31 @@ class SqlStore(Store):
         passthrough: bool | None = None,
         status: Status | None = None,
         force: bool = False,
+        reason: str | None = None,
+        extra: Mapping[str, str | None] | None = None,
+        principal: Principal | None = None,
     ) -> Binding:
         """Create or partially update an ARK binding."""
-        k = keys.ark_key(_lookup(ark))
-        return self._bind(
-            "ark", k.key, ark, target, erc=erc, support=support, passthrough=passthrough,
-            status=status, naan=k.naan, shoulder=k.shoulder, force=force,
-        )  # fmt: skip
+        change = BindingChange(target=target, erc=erc, support=support, passthrough=passthrough,
+                               status=status, reason=reason, extra=extra)  # fmt: skip
+        return self.change("ark", ark, change, force=force, principal=principal)
+
+    def change(
+        self,
+        kind: str,
+        value: str,
+        change: BindingChange,
+        *,
+        force: bool = False,
+        principal: Principal | None = None,
+    ) -> Binding:
+        """Apply a partial change to the binding of ``value`` read as ``kind``."""
+        if kind == "ark":
+            k = ark_key(_lookup(value))
+            return self._change("ark", k.key, value, change, naan=k.naan, shoulder=k.shoulder, force=force,
+                                principal=principal)  # fmt: skip
+        key = canonical(kind, _lookup(value))
+        return self._change(kind, key, value, change, naan=None, shoulder=None, principal=principal)
 
     def bind_id(
         self,
@@ -525,15 +724,57 @@ class SqlStore(Store):
         erc: ErcChange | None = None,
         support: ErcChange | None = None,
         status: Status | None = None,
+        reason: str | None = None,
+        extra: Mapping[str, str | None] | None = None,
+        principal: Principal | None = None,
     ) -> Binding:
         """Create or partially update the binding of another kind of id."""
+        change = BindingChange(target=target, erc=erc, support=support, status=status, reason=reason,
+                               extra=extra)  # fmt: skip
+        return self.change(kind, value, change, principal=principal)
+
+    def delete(self, kind: str, value: str, *, principal: Principal | None = None) -> Binding:
+        """Delete a reserved binding that was never public (EZID: "a reserved identifier may be
+        deleted"); an ARK stays held, so it is never minted again."""
         if kind == "ark":
-            return self.bind(value, target, erc=erc, support=support, status=status)
-        key = keys.canonical(kind, _lookup(value))
-        return self._bind(
-            kind, key, value, target, erc=erc, support=support, passthrough=None,
-            status=status, naan=None, shoulder=None,
-        )  # fmt: skip
+            k = ark_key(_lookup(value))
+            key, naan = k.key, k.naan
+        else:
+            key, naan = canonical(kind, _lookup(value)), None
+        with self._transaction(write=True) as cur:
+            self._lock_naan(cur, naan if naan is not None else f"{kind}:{key}")
+            before = self._current(cur, kind, key)
+            if before is None:
+                raise NotFoundError("not bound", text=value)
+            if before.status != "reserved" or self._was_public(cur, kind, key):
+                raise ConflictError(
+                    "only a reserved binding that was never public can be deleted "
+                    f"(this one is {before.status}"
+                    + (", and was public" if before.status == "reserved" else "")
+                    + "): make it unavailable, or tombstone it",
+                    text=value,
+                )
+            self._exec(cur, "DELETE FROM bindings WHERE kind = ? AND key = ?", (kind, key))
+            stamp = now()
+            if naan is not None:
+                blade = key[len(f"ark:{naan}/") :]
+                self._exec(
+                    cur,
+                    "INSERT INTO holds (naan, id, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    (naan, blade, stamp),
+                )
+            self._record(cur, principal, "delete", kind, key, *changed_fields(before, None), stamp)
+        return before
+
+    def _was_public(self, cur: Cursor, kind: str, key: str) -> bool:
+        """True if the history shows the binding public at some time (its rows' JSON is written
+        compact with sorted keys, so a status reads ``"status":"public"``)."""
+        self._exec(
+            cur,
+            "SELECT 1 FROM history WHERE kind = ? AND key = ? AND after LIKE ? LIMIT 1",
+            (kind, key, '%"status":"public"%'),
+        )
+        return cur.fetchone() is not None
 
     def _select_keys(self, cur: Cursor, pairs: Sequence[tuple[str, str]]) -> list[Binding]:
         if not pairs:
@@ -549,14 +790,14 @@ class SqlStore(Store):
 
     def get_id(self, kind: str, value: str) -> Binding | None:
         """The binding of ``value`` as ``kind``."""
-        key = keys.canonical(kind, _lookup(value))
+        key = canonical(kind, _lookup(value))
         with self._single_read() as cur:
             found = self._select_keys(cur, [(kind, key)])
         return found[0] if found else None
 
     def find_ids(self, value: str) -> list[Binding]:
         """Every binding ``value`` names under any kind."""
-        pairs = keys.readings(_lookup(value))
+        pairs = readings(_lookup(value))
         with self._single_read() as cur:
             found = self._select_keys(cur, pairs)
         order = {kind: i for i, kind in enumerate(KINDS)}
@@ -568,13 +809,13 @@ class SqlStore(Store):
 
     def resolve_many(self, arks: Sequence[str]) -> list[Resolution | None]:
         """:meth:`resolve` of each ARK with one read of every key (each ARK and its ancestors)."""
-        wanted = [(ark, keys.ark_key(_lookup(ark))) for ark in arks]
+        wanted = [(ark, ark_key(_lookup(ark))) for ark in arks]
         if not wanted:
             return []
         found = {b.key: b for b in map(binding_from_row, self._ark_rows([k for _, k in wanted]))}
         return [_resolution(ark, k, found) for ark, k in wanted]
 
-    def _ark_rows(self, wanted: Sequence[keys.ArkKey]) -> list[Any]:
+    def _ark_rows(self, wanted: Sequence[ArkKey]) -> list[Any]:
         """The stored ARK rows among ``wanted`` and their ancestors: one statement for up to
         :data:`_CHUNK` keys (``IN (?, …)``), else one per chunk inside one read transaction."""
         keys = list(dict.fromkeys(key for k in wanted for key in (k.key, *k.ancestors)))
@@ -588,11 +829,11 @@ class SqlStore(Store):
                 rows += cur.fetchall()
         return rows
 
-    def tombstone(self, ark: str, reason: str) -> Binding:
+    def tombstone(self, ark: str, reason: str, *, principal: Principal | None = None) -> Binding:
         """Withdraw an ARK for good."""
         if not reason.strip():
             raise StoreError("a tombstone needs a reason", text=ark)
-        k = keys.ark_key(ark)
+        k = ark_key(ark)
         stamp = _dt.datetime.now(_dt.UTC)
         values = binding_values(Binding(
             "ark", k.key, ark, None, status="tombstoned", naan=k.naan, shoulder=k.shoulder,
@@ -600,18 +841,22 @@ class SqlStore(Store):
         ))  # fmt: skip
         with self._transaction(write=True) as cur:
             self._lock_naan(cur, k.naan)
+            before = self._current(cur, "ark", k.key)
             self._exec(
                 cur,
                 f"INSERT INTO bindings ({BINDING_COLS}) VALUES ({BINDING_PARAMS}) "
                 "ON CONFLICT (kind, key) DO UPDATE SET status = excluded.status, "
                 "tombstone_reason = excluded.tombstone_reason, tombstoned_at = excluded.tombstoned_at, "
-                "updated = excluded.updated WHERE bindings.status <> 'tombstoned' "
+                "reason = excluded.reason, updated = excluded.updated WHERE bindings.status <> 'tombstoned' "
                 f"RETURNING {BINDING_COLS}",
                 values,
             )
             row = cur.fetchone()
             if row is not None:
-                return binding_from_row(row)
+                after = binding_from_row(row)
+                self._record(cur, principal, "tombstone", "ark", k.key, *changed_fields(before, after),
+                             stored_time(stamp))
+                return after
             found = self._select_keys(cur, [("ark", k.key)])
         return found[0]
 
@@ -647,6 +892,50 @@ class SqlStore(Store):
             )
             return [binding_from_row(row) for row in cur.fetchall()]
 
+    def list_changed(
+        self,
+        *,
+        naan: str | None = None,
+        shoulder: str | None = None,
+        since: _dt.datetime | None = None,
+        until: _dt.datetime | None = None,
+        after: tuple[_dt.datetime, str] | None = None,
+        statuses: Sequence[str] = STATUSES,
+        limit: int = 100,
+    ) -> list[Binding]:
+        """One page of ARK bindings in ``(updated, key)`` order (see :meth:`Store.list_changed`).  Times
+        are stored as fixed-width ISO 8601 text (:func:`~pidkit.store.rows.stored_time`), so text order
+        is time order on both backends."""
+        if limit < 1:
+            raise StoreError(f"limit must be positive ({limit})")
+        if not statuses:
+            return []
+        clauses = ["kind = 'ark'", f"status IN ({', '.join('?' * len(statuses))})"]
+        params: list[Any] = list(statuses)
+        for column, value in (("naan", naan), ("shoulder", shoulder)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(check_text(value, column))
+        if since is not None:
+            clauses.append("updated >= ?")
+            params.append(stored_time(since))
+        if until is not None:
+            clauses.append("updated <= ?")
+            params.append(stored_time(until))
+        if after is not None:
+            stamp = stored_time(after[0])
+            clauses.append("(updated > ? OR (updated = ? AND key > ?))")
+            params += [stamp, stamp, check_text(after[1], "after")]
+        params.append(limit)
+        with self._transaction(write=False) as cur:
+            self._exec(
+                cur,
+                f"SELECT {BINDING_COLS} FROM bindings WHERE {' AND '.join(clauses)} "
+                "ORDER BY updated, key LIMIT ?",
+                params,
+            )
+            return [binding_from_row(row) for row in cur.fetchall()]
+
     def export_jsonl(self, fp: IO[str]) -> int:
         """Write every binding as one JSON object per line."""
         count = 0
@@ -662,67 +951,151 @@ class SqlStore(Store):
                 after = page[-1].key
         return count
 
-    def import_jsonl(self, fp: Iterable[str], *, owner: str | None = None) -> ImportReport:
-        """Read an export back, all or nothing (``owner``: see :meth:`Store.import_jsonl`)."""
+    def import_jsonl(
+        self,
+        fp: Iterable[str],
+        *,
+        owner: str | None = None,
+        update: bool = False,
+        principal: Principal | None = None,
+    ) -> ImportReport:
+        """Read an export back, all or nothing (``owner``, ``update``: see :meth:`Store.import_jsonl`).
+
+        Streamed: the lines are read, checked and written :data:`_IMPORT_CHUNK` at a time inside ONE
+        transaction, so memory does not grow with the file.  Each chunk looks up what the store holds
+        (earlier chunks included: a later line sees an earlier one), applies its lines in order and
+        writes them (:meth:`_import_chunk`).  After the first bad line nothing more is written but every
+        remaining line is still parsed, so every unreadable line is reported; then the transaction is
+        rolled back — nothing of the import stays."""
         problems: list[tuple[int, str]] = []
-        rows: list[tuple[int, ImportRow]] = []
-        lines = 0
-        for number, line in enumerate(fp, 1):
-            lines = number
-            if not line.strip():
-                continue
-            try:
-                rows.append((number, parse_import_line(line)))
-            except PidkitError as exc:
-                problems.append((number, str(exc)))
-        if problems:
-            raise ImportRejectedError(problems)
-        created = updated = 0
+        lines = created = updated = 0
+        stamp = _dt.datetime.now(_dt.UTC)
+        at = stored_time(stamp)
+        who = str(principal or local_principal())
+        parse = parse_update_line if update else parse_import_line
         with self._transaction(write=True) as cur:
-            for naan in sorted({row.naan for _, row in rows if row.kind == "ark" and row.naan}):
-                self._lock_naan(cur, naan)  # in one order: concurrent imports do not deadlock
-            # What the store holds now, looked up per chunk (one statement per _CHUNK keys, not
-            # one per line); then updated as the lines are applied in order, so a later line sees an
-            # earlier one (a key imported twice is created once, then updated).
-            state = self._import_state(cur, {(row.kind, row.key) for _, row in rows})
-            writes: dict[tuple[str, str], tuple[int, ImportRow]] = {}
-            for number, row in rows:
-                pair = (row.kind, row.key)
-                existing = state.get(pair)
-                if owner is not None and row.kind != "ark":
-                    if existing is not None and existing[1] != owner:
-                        raise NotOwnerError(
-                            f"{row.kind} {row.key} was not bound by NAAN {owner}; only its owner changes it",
-                            line=number,
-                        )
-                    row = ImportRow.of(dataclasses.replace(row.binding, naan=owner))
-                if existing is not None and existing[0] == "tombstoned":
+            locked: set[str] = set()
+            for chunk in _numbered_chunks(fp, _IMPORT_CHUNK):
+                rows: list[tuple[int, ImportRow | UpdateRow]] = []
+                for number, line in chunk:
+                    if not line.strip():
+                        continue
+                    try:
+                        rows.append((number, parse(line)))
+                    except PidkitError as exc:
+                        problems.append((number, str(exc)))
+                lines = chunk[-1][0]
+                if problems:
+                    continue  # nothing more is written; the rest is only read, for its bad lines
+                naans = sorted({row.naan for _, row in rows if row.kind == "ark" and row.naan} - locked)
+                for naan in naans:
+                    self._lock_naan(cur, naan)  # in one order within a chunk
+                locked.update(naans)
+                done = self._import_chunk(cur, rows, owner, stamp, problems)
+                created += done.created
+                updated += done.updated
+                if not problems:
+                    self._import_history(cur, at, who, done)
+            if problems:
+                raise ImportRejectedError(sorted(problems))
+        return ImportReport(lines, created, updated)
+
+    def _import_chunk(
+        self,
+        cur: Cursor,
+        rows: Sequence[tuple[int, ImportRow | UpdateRow]],
+        owner: str | None,
+        stamp: _dt.datetime,
+        problems: list[tuple[int, str]],
+    ) -> _ImportChunk:
+        """Apply one chunk of parsed lines in order and write it unless a line is refused (appended to
+        ``problems``); return what it wrote, over what, and the counts."""
+        # What the store holds now (earlier chunks of this import included), a statement per _CHUNK
+        # keys; then updated as the lines are applied in order, so a later line sees an earlier one (a
+        # key imported twice is created once, then updated).
+        state = self._import_state(cur, {(row.kind, row.key) for _, row in rows})
+        original = dict(state)
+        writes: dict[tuple[str, str], tuple[int, ImportRow]] = {}
+        created = updated = 0
+        for number, given in rows:
+            pair = (given.kind, given.key)
+            existing = state.get(pair)
+            foreign = existing is not None and existing.naan != owner
+            if owner is not None and given.kind != "ark" and foreign:
+                raise NotOwnerError(
+                    f"{given.kind} {given.key} was not bound by NAAN {owner}; only its owner changes it",
+                    line=number,
+                )
+            if isinstance(given, UpdateRow):
+                try:
+                    after = apply_change(existing, given.start, given.change, stamp)
+                except PidkitError as exc:
+                    problems.append((number, str(exc)))
+                    continue
+                row = ImportRow.of(after)
+            else:
+                row = given
+                if existing is not None and existing.status == "tombstoned":
                     if row.status != "tombstoned":
                         problems.append((number, f"{row.key} is tombstoned in the store; not rebound"))
                     continue
-                writes[pair] = (number, row)  # an import restores every column: the last line wins
-                state[pair] = (row.status, row.naan)
-                if existing is None:
-                    created += 1
-                else:
-                    updated += 1
-            if problems:
-                raise ImportRejectedError(problems)
+            if owner is not None and row.kind != "ark":
+                row = ImportRow.of(dataclasses.replace(row.binding, naan=owner))
+            writes[pair] = (number, row)  # an import restores every column: the last line wins
+            state[pair] = row.binding
+            if existing is None:
+                created += 1
+            else:
+                updated += 1
+        problems += self._held_public(cur, list(writes.values()))
+        if not problems:
             self._import_write(cur, list(writes.values()))
-        return ImportReport(lines, created, updated)
+        return _ImportChunk(original, writes, created, updated)
 
-    def _import_state(
-        self, cur: Cursor, pairs: set[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[str, Any]]:
-        """``(status, naan)`` of the stored bindings among ``pairs``, a chunk of keys per statement."""
-        state: dict[tuple[str, str], tuple[str, Any]] = {}
+    def _import_history(self, cur: Cursor, at: str | None, who: str, done: _ImportChunk) -> None:
+        """One ``import`` history row per binding a chunk wrote (its fields before and after)."""
+        history = []
+        for pair, (_, row) in done.writes.items():
+            old, new = changed_fields(done.original.get(pair), row.binding)
+            history.append((history_id(), at, who, "import", row.kind, row.key, _json(old), _json(new)))
+        for i in range(0, len(history), _CHUNK):
+            self._insert_history(cur, history[i : i + _CHUNK])
+
+    def _held_public(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> list[tuple[int, str]]:
+        """The lines among ``writes`` that would make a held ARK public (a chunk of ids per statement)."""
+        by_naan: dict[str, list[tuple[int, str, str]]] = {}
+        for number, row in writes:
+            if row.kind == "ark" and row.status == "public" and row.naan is not None:
+                by_naan.setdefault(row.naan, []).append((number, row.key, row.key[len(f"ark:{row.naan}/") :]))
+        problems: list[tuple[int, str]] = []
+        for naan, wanted in by_naan.items():
+            for i in range(0, len(wanted), _CHUNK):
+                chunk = wanted[i : i + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                self._exec(cur, f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})",
+                           [naan, *(blade for _, _, blade in chunk)])  # fmt: skip
+                held = {row[0] for row in cur.fetchall()}
+                problems += [
+                    (n, f"{key} is held: it is never made public") for n, key, b in chunk if b in held
+                ]
+        return problems
+
+    def _import_state(self, cur: Cursor, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], Binding]:
+        """The stored bindings among ``pairs`` (locked where the backend locks rows), a chunk of keys per
+        statement."""
+        state: dict[tuple[str, str], Binding] = {}
         by_kind: dict[str, list[str]] = {}
         for kind, key in sorted(pairs):
             by_kind.setdefault(kind, []).append(key)
         for kind, wanted in by_kind.items():
             for i in range(0, len(wanted), _CHUNK):
-                for key, status, naan in self._statuses(cur, kind, wanted[i : i + _CHUNK]):
-                    state[(kind, key)] = (status, naan)
+                chunk = wanted[i : i + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                self._exec(cur, f"SELECT {BINDING_COLS} FROM bindings WHERE kind = ? AND key IN ({marks})"
+                           f"{self._for_update}", [kind, *chunk])  # fmt: skip
+                for row in cur.fetchall():
+                    b = binding_from_row(row)
+                    state[(kind, b.key)] = b
         return state
 
     def _statuses(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
@@ -827,7 +1200,7 @@ class SqlStore(Store):
             for number, line in numbered:
                 if not line.strip():
                     continue
-                name, values = parse_row(line, number)
+                name, values = parse_row(line, number, header.schema)
                 table = TABLES[order[name]]
                 if table is not current:
                     if current is not None and order[name] < order[current.name]:
@@ -850,7 +1223,23 @@ class SqlStore(Store):
             if wrong:
                 problems = "; ".join(wrong)
                 raise StoreError(f"rows and header disagree (dump cut short?): {problems}; nothing restored")
-        return RestoreReport(restored, {t: seen[t] - restored[t] for t in seen})
+            skipped = {t: seen[t] - restored[t] for t in seen}
+            restored["history"] += self._adopt(cur)
+        return RestoreReport(restored, skipped)
+
+    def _adopt(self, cur: Cursor) -> int:
+        """Give every binding without history one ``adopt`` row (principal ``system:restore``), as
+        migration 3 does for the bindings of an older store: a dump of an older schema, or one made by
+        another tool (an importer), has none.  A dump of a consistent store has history for every binding,
+        so its restore adds nothing (round trips stay exact).  Returns the rows added."""
+        self._exec(
+            cur,
+            "INSERT INTO history (id, at, principal, operation, kind, key, before, after) "
+            "SELECT '0:' || b.kind || ':' || b.key, b.updated, 'system:restore', 'adopt', b.kind, b.key, "
+            "NULL, NULL FROM bindings b WHERE NOT EXISTS (SELECT 1 FROM history h WHERE h.kind = b.kind AND "
+            "h.key = b.key) ON CONFLICT DO NOTHING",
+        )
+        return max(cur.rowcount, 0)
 
     def _restore_chunk(
         self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]], merge: bool
@@ -870,26 +1259,123 @@ class SqlStore(Store):
                     raise StoreError(f"{table.name} row refused: {said}", line=number) from None
             raise  # pragma: no cover - every row alone went in, so the chunk should have too
         self._exec(cur, "RELEASE SAVEPOINT pidkit_restore")
+        self._refuse_held_public(cur, table, rows)
         return inserted
+
+    def _refuse_held_public(
+        self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]]
+    ) -> None:
+        """Refuse a restored chunk (:class:`~pidkit.errors.StoreError` naming the first line; the restore's
+        transaction is rolled back) whose rows would leave a held ARK bound public — a hold means "never
+        issued", a public binding that it was (:meth:`Store.check`'s rule; :meth:`bind` refuses it too).
+        ``bindings`` rows are checked against the holds (the dump's, restored before them, and the
+        store's), ``holds`` rows against the store's bindings (a merge)."""
+        found: list[tuple[int, str]] = []
+        if table.name == "bindings":
+            kind, key, status, naan = (table.columns.index(c) for c in ("kind", "key", "status", "naan"))
+            by_naan: dict[str, list[tuple[int, str]]] = {}
+            for number, v in rows:
+                if v[kind] == "ark" and v[status] == "public" and v[naan] is not None:
+                    by_naan.setdefault(v[naan], []).append((number, v[key]))
+            for ark_naan, wanted in by_naan.items():
+                blades = {k[len(f"ark:{ark_naan}/") :]: (n, k) for n, k in wanted}
+                marks = ", ".join("?" * len(blades))
+                self._exec(cur, f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})",
+                           [ark_naan, *blades])  # fmt: skip
+                for (held,) in cur.fetchall():
+                    number, ark = blades[held]
+                    found.append((number, f"{ark} is held: it is never bound public"))
+            found = [(n, why) for n, why in found if self._is_public(cur, why.partition(" ")[0])]
+        elif table.name == "holds":
+            naan, ident = table.columns.index("naan"), table.columns.index("id")
+            keys = {f"ark:{v[naan]}/{v[ident]}": number for number, v in rows}
+            marks = ", ".join("?" * len(keys))
+            sql = f"SELECT key FROM bindings WHERE kind = 'ark' AND status = 'public' AND key IN ({marks})"
+            self._exec(cur, sql, list(keys))
+            found = [(keys[k], f"{k} is bound public: it cannot be held") for (k,) in cur.fetchall()]
+        if found:
+            number, why = min(found)
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise StoreError(f"{table.name} row refused: {why}{more}; nothing restored", line=number)
+
+    def _is_public(self, cur: Cursor, key: str) -> bool:
+        """Whether the store's ARK binding ``key`` is public now (a merge keeps a binding already there)."""
+        self._exec(cur, "SELECT 1 FROM bindings WHERE kind = 'ark' AND key = ? AND status = 'public'", (key,))
+        return cur.fetchone() is not None
+
+    # -- integrity ----------------------------------------------------------------------------------
+    def check(self, *, limit: int = 1000) -> list[str]:
+        """Problems with the store's integrity (none: ``[]``), from one consistent snapshot — see
+        :meth:`Store.check`; at most ``limit`` are listed, then how many more there were."""
+        problems: list[str] = []
+        with self._dump_reader() as query:
+            sql = ("SELECT m.name, m.counter, COUNT(d.id), MAX(d.position) FROM minters m "
+                   "LEFT JOIN minted d ON d.minter = m.name GROUP BY m.name, m.counter ORDER BY m.name")
+            for name, counter, count, top in query(sql):
+                if top is not None and int(top) >= int(counter):
+                    problems.append(f"minter {name}: counter {counter}, but position {top} is in its "
+                                    "minted log (the counter must be past every position minted)")
+                if int(count) > int(counter):
+                    problems.append(f"minter {name}: {count} ids minted, more than its counter {counter}")
+            sql = ("SELECT d.minter, COUNT(*) FROM minted d LEFT JOIN minters m ON m.name = d.minter "
+                   "WHERE m.name IS NULL GROUP BY d.minter ORDER BY d.minter")
+            for minter, count in query(sql):
+                if str(minter).startswith(IMPORTED):
+                    continue  # issued by the system an import came from
+                problems.append(f"minted log: {count} ids of minter {minter}, which does not exist")
+            sql = ("SELECT b.key FROM bindings b JOIN holds h ON h.naan = b.naan "
+                   "AND b.key = 'ark:' || h.naan || '/' || h.id "
+                   "WHERE b.kind = 'ark' AND b.status = 'public' ORDER BY b.key")
+            for (key,) in query(sql):
+                problems.append(f"binding {key}: public, but its id is held")
+            for key_id, digest in query("SELECT key_id, secret_hash FROM api_keys ORDER BY key_id"):
+                if not _HASH.fullmatch(str(digest)):
+                    problems.append(f"API key {key_id}: secret_hash is not a SHA-256 hex digest")
+            sql = ("SELECT b.kind, b.key FROM bindings b WHERE NOT EXISTS (SELECT 1 FROM history h "
+                   "WHERE h.kind = b.kind AND h.key = b.key) ORDER BY b.kind, b.key")
+            for kind, key in query(sql):
+                problems.append(f"binding {kind} {key}: no history")
+            sql = ("SELECT kind, key, status FROM bindings WHERE (status = 'unavailable' AND "
+                   "(reason IS NULL OR reason = '')) OR (status = 'tombstoned' AND (tombstone_reason IS NULL "
+                   "OR tombstoned_at IS NULL)) OR (status = 'public' AND target IS NULL) ORDER BY kind, key")
+            for kind, key, status in query(sql):
+                problems.append(f"binding {kind} {key}: status {status} without its "
+                                + ("target" if status == "public" else "reason"))
+            sql = "SELECT kind, key, extra FROM bindings WHERE extra <> '{}' ORDER BY kind, key"
+            for kind, key, extra in query(sql):
+                try:
+                    for name, _ in extra_from_text(str(extra)):
+                        check_extra_name(name)
+                except (PidkitError, ValueError) as exc:
+                    problems.append(f"binding {kind} {key}: extra metadata: {exc}")
+            problems += self._account_problems(query)
+        if len(problems) > limit:
+            problems[limit:] = [f"… and {len(problems) - limit} more"]
+        return problems
 
     # -- API keys -----------------------------------------------------------------------------------
     def create_api_key(
-        self, naan: str, shoulder: str | None = None, *, label: str = ""
+        self, naan: str, shoulder: str | None = None, *, label: str = "", principal: Principal | None = None,
+        owner: str | None = None,
     ) -> tuple[ApiKey, str]:
         """Create a scoped API key; return it and its secret (shown once)."""
-        keys.check_naan(naan)
+        check_naan(naan)
         if shoulder is not None:
-            keys.check_shoulder(shoulder)
+            check_shoulder(shoulder)
         key_id = secrets.token_hex(_KEY_ID_BYTES)
         secret = f"pk_{key_id}_{secrets.token_urlsafe(_SECRET_BYTES)}"
         with self._transaction(write=True) as cur:
             self._exec(
                 cur,
-                f"INSERT INTO api_keys (secret_hash, {API_KEY_COLS}) VALUES (?, ?, ?, ?, ?, ?, NULL) "
+                f"INSERT INTO api_keys (secret_hash, {API_KEY_COLS}) VALUES (?, ?, ?, ?, ?, ?, NULL, ?) "
                 f"RETURNING {API_KEY_COLS}",
-                (_hash_secret(secret), key_id, naan, shoulder, label, now()),
+                (_hash_secret(secret), key_id, naan, shoulder, label, now(), owner),
             )
-            return api_key_from_row(cur.fetchone()), secret
+            key = api_key_from_row(cur.fetchone())
+            after = {"naan": naan, "shoulder": shoulder, "label": label}
+            self._record(cur, principal, "apikey.create", "api_key", key_id, None,
+                         after if owner is None else {**after, "owner": owner})
+            return key, secret
 
     def verify_api_key(self, secret: str) -> ApiKey | None:
         """The live key for ``secret``, or ``None``."""
@@ -906,19 +1392,24 @@ class SqlStore(Store):
         key = api_key_from_row(row[1:])
         return None if key.revoked else key
 
-    def revoke_api_key(self, key_id: str) -> ApiKey:
+    def revoke_api_key(self, key_id: str, *, principal: Principal | None = None) -> ApiKey:
         """Revoke a key (idempotent)."""
+        stamp = now()
         with self._transaction(write=True) as cur:
             self._exec(
                 cur,
                 "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE key_id = ? "
                 f"RETURNING {API_KEY_COLS}",
-                (now(), key_id),
+                (stamp, key_id),
             )
             row = cur.fetchone()
-        if row is None:
-            raise NotFoundError("unknown API key", text=key_id)
-        return api_key_from_row(row)
+            if row is None:
+                raise NotFoundError("unknown API key", text=key_id)
+            key = api_key_from_row(row)
+            if stored_time(key.revoked_at) == stamp:
+                self._record(cur, principal, "apikey.revoke", "api_key", key_id, {"revoked_at": None},
+                             {"revoked_at": stamp}, stamp)
+        return key
 
     def list_api_keys(self) -> list[ApiKey]:
         """Every key record."""

@@ -10,6 +10,16 @@ shared by connections: it keeps one connection for everything.
 ``synchronous=NORMAL`` with WAL: a committed transaction survives a killed process (the guarantee
 minting relies on); only a power loss may lose the last commits.
 
+**The file stays the file.**  The store remembers which file it opened (device and inode).  A file
+deleted or replaced while the store is open (``rm``, ``mv other.db pidkit.db``, a restore copied over
+it) would take every later write into a file nobody can open any more; so each transaction first
+checks (one ``stat``) that the path still names that file, and a write checks again after its commit,
+before it is acknowledged.  Otherwise :class:`StoreFileChangedError` (a ``sqlite3.OperationalError``:
+the web service answers 503) and nothing is written.  *Back* means the same file at the path again —
+moved back (``mv``), or a hard link to it; a copy, a restored backup or a new store is another file and
+stays refused until the store is opened anew (``pidkit serve`` restarted).  A new empty file is never
+opened in its place: read connections open the path with ``mode=rw`` (never created) and check it.
+
 >>> store = SqliteStore(":memory:")
 >>> store.schema_version() >= 1
 True
@@ -18,14 +28,18 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final
 
+from ..errors import StoreError
 from .sql import Cursor, SqlStore
 
 #: How long a writer waits for another process's write lock (milliseconds).
@@ -59,6 +73,44 @@ def _enter_wal(conn: sqlite3.Connection) -> None:
         pause = min(pause * 2, 0.05)
 
 
+FileId = tuple[int, int]
+
+
+class StoreFileChangedError(sqlite3.OperationalError, StoreError):
+    """The store's file was deleted or replaced while the store was open: nothing is read or written
+    until the same file is back at its path.  A ``sqlite3.OperationalError`` first (the web service
+    answers 503, as for a locked database), and a :class:`~pidkit.errors.StoreError` (the CLI prints it
+    as one line).
+
+    >>> err = StoreFileChangedError("p.db")
+    >>> isinstance(err, sqlite3.OperationalError), isinstance(err, StoreError)
+    (True, True)
+    >>> str(err)  # doctest: +ELLIPSIS
+    "the store file was deleted or replaced while in use; ... in 'p.db'"
+    """
+
+    def __init__(self, path: str) -> None:
+        StoreError.__init__(
+            self,
+            "the store file was deleted or replaced while in use; nothing is written until the same file "
+            "is back (moved back), or the store is opened anew",
+            text=path,
+        )
+
+
+def file_id(path: str) -> FileId | None:
+    """``(device, inode)`` of the file at ``path``, or ``None`` when there is none.
+
+    >>> file_id("/nonexistent/x.db") is None
+    True
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 class SqliteStore(SqlStore):
     """A store in a SQLite file (or ``":memory:"``)."""
 
@@ -69,26 +121,40 @@ class SqliteStore(SqlStore):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
+        #: The file named once, as the working directory was when the store was opened.
+        self._abspath = path if path in _PRIVATE_PATHS else os.path.abspath(path)
         self._lock = threading.RLock()
         self._private = path in _PRIVATE_PATHS
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()  # not the write lock: opening a reader never waits on a writer
         self._closed = False
-        self._conn = self._connect()
+        self._file: FileId | None = None  # set once the file is there (the first connection may create it)
+        self._wal_retired = False
+        self._conn = self._connect(create=True)
         try:
             if not self._private:
+                self._file = file_id(self._abspath)
                 _enter_wal(self._conn)
             self._migrate()
         except BaseException:
             self._conn.close()
             raise
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, *, create: bool = False) -> sqlite3.Connection:
+        """A connection to the store's file; only the first one may create it (``mode=rwc``), the
+        others open what is there (``mode=rw``) and must find the store's own file."""
+        if self._private:
+            target, uri = self.path, False
+        else:
+            self._check_file()
+            mode = "rwc" if create else "rw"
+            target, uri = f"file:{urllib.parse.quote(self._abspath)}?mode={mode}", True
         conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False, uri=uri
         )
         try:
+            self._check_file()
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -100,8 +166,39 @@ class SqliteStore(SqlStore):
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
 
+    def _check_file(self) -> None:
+        """Raise :class:`StoreFileChangedError` unless the path still names the file the store opened
+        (one ``stat``; nothing to check for a private database or before the file exists)."""
+        if self._file is None:
+            return
+        if file_id(self._abspath) == self._file:
+            if self._wal_retired:  # the file is back
+                self._wal_retired = False
+            return
+        self._retire_wal()
+        raise StoreFileChangedError(self.path)
+
+    def _retire_wal(self) -> None:
+        """Once the path names another file (or none), make the WAL file left at ``<path>-wal`` harmless.
+
+        SQLite does not checkpoint a moved or deleted database when it closes, and leaves its WAL file
+        behind: whoever opens the path next (the replacement file, a new store) would replay our
+        transactions into that other database.  So every committed transaction is checkpointed into the
+        file the store opened (a file moved away is then complete by itself) and the WAL truncated to
+        nothing (``wal_checkpoint(TRUNCATE)``, through the store's own descriptors), once per change.
+        """
+        with self._lock:
+            if self._wal_retired or self._closed:
+                return
+            self._wal_retired = True
+            with contextlib.suppress(sqlite3.Error):  # best effort: the refusal stands either way
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
     def close(self) -> None:
-        """Close the write connection and every thread's read connection."""
+        """Close the write connection and every thread's read connection (first retiring the WAL file
+        if the path no longer names the store's file: :meth:`_retire_wal`)."""
+        if self._file is not None and not self._closed and file_id(self._abspath) != self._file:
+            self._retire_wal()
         with self._lock, self._readers_lock:
             self._closed = True
             for conn in self._readers:
@@ -122,9 +219,14 @@ class SqliteStore(SqlStore):
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Cursor]:
+        """A transaction on the store's file (:meth:`_check_file` before it, and for a write after its
+        commit too: a write that went to a file deleted meanwhile is never acknowledged)."""
+        self._check_file()
         if write or self._private:
             with self._lock:
                 yield from self._run(self._conn, "BEGIN IMMEDIATE" if write else "BEGIN")
+                if write:
+                    self._check_file()
         else:
             yield from self._run(self._reader(), "BEGIN")
 

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
+from ..settings import Settings
 from .app import create_app
-from .settings import Settings
 
 __all__ = ["Settings", "create_app"]

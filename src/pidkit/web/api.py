@@ -7,12 +7,16 @@ cover every id written.  Reading a public binding needs no key.
 =====================================================  ===============================================
 ``POST /api/v1/mint``                                  mint ``count`` ARKs on a NAAN's shoulder
 ``PUT /api/v1/bindings``                               create or update a binding (201 when created)
+``PATCH /api/v1/bindings?ark=…``                       change only the fields named (JSON merge patch)
 ``GET /api/v1/bindings?ark=…``                         fetch a binding
+``GET /api/v1/history?ark=…``                          every change of an ARK, oldest first
 ``POST /api/v1/tombstones``                            withdraw an ARK for good (never reissued)
 ``GET /api/v1/naans/{naan}/bindings``                  list a NAAN's (or a shoulder's) bindings, paged
 ``POST /api/v1/import``                                JSON Lines in (all or nothing)
 ``GET /api/v1/export``                                 JSON Lines out (the key's NAAN / shoulder)
 =====================================================  ===============================================
+
+Every change is written to the store's append-only history naming its principal, ``apikey:<key id>``.
 
 Free text is refused (422, naming the field) when it contains NUL or unpaired surrogates — neither
 survives a database round trip.
@@ -29,7 +33,7 @@ import json
 from collections.abc import Iterator
 from typing import Annotated, Any, Final, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -37,9 +41,22 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..ark import Ark
 from ..errors import PidkitError
-from ..store import ApiKey, Binding, Erc, MinterInfo, Store, check_text, parse_import_line, validate_target
+from ..store import (
+    ApiKey,
+    Binding,
+    Erc,
+    MinterInfo,
+    Principal,
+    Store,
+    change_from_patch,
+    check_text,
+    parse_import_line,
+    split_lines,
+    validate_target,
+)
 from ..store.keys import template_prefix, template_shoulder
-from .app import ApiError, store_of
+from .errors import ApiError
+from .stores import store_of
 
 router = APIRouter(prefix="/api/v1", tags=["api"])
 
@@ -56,8 +73,23 @@ def _clean_text(value: str) -> str:
     return check_text(value, "text")
 
 
+#: What an ARK looks like (the OpenAPI ``pattern`` of every ``ark`` parameter and field): an optional
+#: ``https://NMA/`` (any scheme, or none), the label ``ark:`` or ``ark:/`` in any case, a betanumeric
+#: NAAN, '/' and a Name (draft-kunze-ark-40 §2.2, §2.3).  Documented, not checked on its own: the ARK parser
+#: decides, and answers 400 naming the rule and the position (a text outside the pattern never parses).
+ARK_PATTERN: Final = (
+    r"^([A-Za-z][A-Za-z0-9+.-]*://)?([^?#\s]*/)?[Aa][Rr][Kk]:/?"
+    r"[0-9bcdfghjkmnpqrstvwxzBCDFGHJKMNPQRSTVWXZ]+/\S+$"
+)
+#: A NAAN (§2.3): betanumeric, any case (§3.2 step 4 folds it).
+NAAN_PATTERN: Final = r"^[0-9bcdfghjkmnpqrstvwxzBCDFGHJKMNPQRSTVWXZ]+$"
+
 Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(_clean_text)]
 IdText = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_clean_text)]
+ArkText = Annotated[str, Field(min_length=1, max_length=4096, json_schema_extra={"pattern": ARK_PATTERN}),
+                    AfterValidator(_clean_text)]
+NaanText = Annotated[str, Field(min_length=1, max_length=4096, json_schema_extra={"pattern": NAAN_PATTERN}),
+                     AfterValidator(_clean_text)]
 
 
 class ErcIn(BaseModel):
@@ -87,7 +119,7 @@ class MintIn(BaseModel):
     """Mint ``count`` ids on ``shoulder`` of ``naan`` (with the minter whose template has that prefix)."""
 
     model_config = ConfigDict(extra="forbid")
-    naan: IdText
+    naan: NaanText
     shoulder: Text = ""
     count: int = Field(1, ge=1, le=MAX_MINT)
 
@@ -102,12 +134,50 @@ class BindingIn(BaseModel):
     """Create or update the binding of an ARK."""
 
     model_config = ConfigDict(extra="forbid")
-    ark: IdText
+    ark: ArkText
     target: IdText | None = None
     erc: ErcIn | None = None
     support: ErcIn | None = None
     passthrough: bool = False
-    status: Literal["public", "reserved"] = "public"
+    status: Literal["public", "reserved", "unavailable"] = "public"
+    reason: Text | None = Field(None, description="why the binding is unavailable (with status unavailable)")
+    extra: dict[str, Text] | None = Field(
+        None, description="extra metadata elements beside the ERC (e.g. dc.title), set or replaced by name"
+    )
+
+
+class BindingPatch(BaseModel):
+    """A JSON merge patch (RFC 7396) of a binding: a member changes its field, ``null`` clears it, a member
+    not sent is kept.  ``extra`` maps element names to a value, or ``null`` to remove the element."""
+
+    model_config = ConfigDict(extra="forbid")
+    target: IdText | None = None
+    erc: dict[str, Text | None] | None = None
+    support: dict[str, Text | None] | None = None
+    passthrough: bool | None = None
+    status: Literal["public", "reserved", "unavailable"] | None = None
+    reason: Text | None = None
+    extra: dict[str, Text | None] | None = None
+
+
+class HistoryEntryOut(BaseModel):
+    """One change: when, who (``apikey:<id>``, ``cli:<user>@<host>``, ``user:<name>``), the operation,
+    and the fields it changed before and after (``null``: did not exist / no longer exists)."""
+
+    id: str
+    at: str | None
+    principal: str
+    operation: str
+    kind: str
+    key: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+class HistoryOut(BaseModel):
+    """The history of one id, oldest first."""
+
+    history: list[HistoryEntryOut]
 
 
 class BindingOut(BaseModel):
@@ -125,13 +195,15 @@ class BindingOut(BaseModel):
     tombstoned_at: str | None = None
     created: str | None = None
     updated: str | None = None
+    reason: str | None = None
+    extra: dict[str, str] = Field(default_factory=dict)
 
 
 class TombstoneIn(BaseModel):
     """Withdraw ``ark`` for good, saying why."""
 
     model_config = ConfigDict(extra="forbid")
-    ark: IdText
+    ark: ArkText
     reason: Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_clean_text)]
 
 
@@ -241,7 +313,7 @@ def mint(request: Request, body: MintIn, key: Annotated[ApiKey, Depends(api_key)
     store = store_of(request)
     minter = _minter_for(store, body.naan, body.shoulder)
     _require(key, body.naan, template_shoulder(minter.template, minter.naan), "shoulder")
-    return {"arks": store.mint(minter.name, body.count)}
+    return {"arks": store.mint(minter.name, body.count, principal=Principal.api_key(key.key_id))}
 
 
 @router.put("/bindings", response_model=BindingOut, responses={**_ERRORS, 201: {"model": BindingOut}})
@@ -262,15 +334,48 @@ def put_binding(request: Request, body: BindingIn, key: Annotated[ApiKey, Depend
         body.ark, body.target,
         erc=body.erc.to_erc() if body.erc else None,
         support=body.support.to_erc() if body.support else None,
-        passthrough=body.passthrough, status=body.status,
+        passthrough=body.passthrough, status=body.status, reason=body.reason,
+        extra=dict(body.extra) if body.extra else None, principal=Principal.api_key(key.key_id),
     )  # fmt: skip
     return JSONResponse(_binding_out(b), status_code=200 if existed else 201)
 
 
-@router.get("/bindings", response_model=BindingOut, responses=_ERRORS)
+@router.patch(
+    "/bindings",
+    response_model=BindingOut,
+    responses=_ERRORS,
+    openapi_extra={"requestBody": {"content": {"application/merge-patch+json": {
+        "schema": {"$ref": "#/components/schemas/BindingPatch"}}}}},
+)
+def patch_binding(
+    request: Request,
+    ark: Annotated[str, Query(min_length=1, max_length=4096, json_schema_extra={"pattern": ARK_PATTERN})],
+    body: BindingPatch,
+    key: Annotated[ApiKey, Depends(api_key)],
+) -> dict[str, Any]:
+    """Change only the fields the body names (JSON merge patch, RFC 7396: ``null`` clears a field, a
+    field not sent is kept) of an existing binding: e.g. ``{"status": "unavailable", "reason": "…"}``
+    withdraws it (410 with the reason; ``{"status": "public"}`` brings it back), ``{"extra": {"dc.title":
+    null}}`` removes one extra element.  404 if the ARK is not bound (or reserved outside the key's
+    scope), 409 if it is tombstoned."""
+    parsed = _parse_ark(ark, "ark")
+    _require(key, parsed.naan, parsed.shoulder, "ark")
+    store = store_of(request)
+    if store.get_binding(str(parsed)) is None:
+        raise ApiError(404, f"{parsed} is not bound", field="ark")
+    change = change_from_patch(body.model_dump(exclude_unset=True))
+    return _binding_out(store.change("ark", str(parsed), change, principal=Principal.api_key(key.key_id)))
+
+
+#: OpenAPI: a key is optional here (``{}``: no security requirement) — reading a public binding needs
+#: none; a reserved one is shown only to a key that covers it.
+_KEY_OPTIONAL: Final[dict[str, Any]] = {"security": [{}]}
+
+
+@router.get("/bindings", response_model=BindingOut, responses=_ERRORS, openapi_extra=_KEY_OPTIONAL)
 def get_binding(
     request: Request,
-    ark: Annotated[str, Query(min_length=1, max_length=4096)],
+    ark: Annotated[str, Query(min_length=1, max_length=4096, json_schema_extra={"pattern": ARK_PATTERN})],
     key: Annotated[ApiKey | None, Depends(optional_key)],
 ) -> dict[str, Any]:
     """Fetch the binding of an ARK (any spelling); a reserved one only with a key that covers it."""
@@ -283,6 +388,26 @@ def get_binding(
     return _binding_out(b)
 
 
+@router.get("/history", response_model=HistoryOut, responses=_ERRORS, openapi_extra=_KEY_OPTIONAL)
+def get_history(
+    request: Request,
+    ark: Annotated[str, Query(min_length=1, max_length=4096, json_schema_extra={"pattern": ARK_PATTERN})],
+    key: Annotated[ApiKey | None, Depends(optional_key)],
+) -> dict[str, Any]:
+    """Every change of an ARK, oldest first (the store's append-only history): scoped like the binding —
+    the history of a published binding (public, unavailable, tombstoned) needs no key, that of one not
+    published (reserved, deleted, only held) a key that covers it."""
+    parsed = _parse_ark(ark, "ark")
+    store = store_of(request)
+    b = store.get_binding(str(parsed))
+    published = b is not None and b.status != "reserved"
+    entries = store.history("ark", str(parsed))
+    allowed = published or (key is not None and key.allows(parsed.naan, parsed.shoulder or None))
+    if not entries or not allowed:
+        raise ApiError(404, f"no history for {parsed}", field="ark")
+    return {"history": [e.to_dict() for e in entries]}
+
+
 @router.post("/tombstones", response_model=BindingOut, responses=_ERRORS)
 def tombstone(
     request: Request, body: TombstoneIn, key: Annotated[ApiKey, Depends(api_key)]
@@ -290,13 +415,14 @@ def tombstone(
     """Withdraw an ARK for good: it then answers 410 and is never bound or minted again (idempotent)."""
     ark = _parse_ark(body.ark, "ark")
     _require(key, ark.naan, ark.shoulder, "ark")
-    return _binding_out(store_of(request).tombstone(body.ark, body.reason))
+    b = store_of(request).tombstone(body.ark, body.reason, principal=Principal.api_key(key.key_id))
+    return _binding_out(b)
 
 
 @router.get("/naans/{naan}/bindings", response_model=BindingList, responses=_ERRORS)
 def list_bindings(
     request: Request,
-    naan: str,
+    naan: Annotated[str, Path(json_schema_extra={"pattern": NAAN_PATTERN})],
     key: Annotated[ApiKey, Depends(api_key)],
     shoulder: Annotated[str | None, Query(max_length=64)] = None,
     after: Annotated[str | None, Query(max_length=4096)] = None,
@@ -317,7 +443,7 @@ def list_bindings(
 _JSONL_BODY: Final = {
     "requestBody": {
         "required": True,
-        "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        "content": {"application/x-ndjson": {"schema": {"type": "string", "minLength": 1}}},
         "description": "JSON Lines as written by the export: one binding per line.",
     }
 }
@@ -326,17 +452,24 @@ _JSONL_BODY: Final = {
 @router.post("/import", response_model=ImportOut, responses=_ERRORS, openapi_extra=_JSONL_BODY)
 async def import_jsonl(request: Request, key: Annotated[ApiKey, Depends(api_key)]) -> dict[str, Any]:
     """Import bindings from JSON Lines in one transaction: any bad line rejects the whole import (422,
-    every bad line listed).  Every ARK must be under the key's scope; other id kinds need a key for a
-    whole NAAN, and may only change bindings that NAAN owns (see the API description)."""
+    every bad line listed); an empty body is refused (400).  Lines are split at LF only, so values may
+    hold U+2028, U+2029 and U+0085 as the export writes them.  Every ARK must be under the key's scope;
+    other id kinds need a key for a whole NAAN, and may only change bindings that NAAN owns (see the API
+    description)."""
     raw = await request.body()
+    if not raw:
+        raise ApiError(400, "the body is empty: send JSON Lines, one binding per line (as the export writes)",
+                       field="body")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ApiError(400, f"body is not UTF-8 (byte {exc.start + 1})", field="body") from None
-    lines = text.splitlines()
+    lines = list(split_lines(text))  # at "\n" only: JSON strings may hold U+2028, U+0085 … unescaped
     store = store_of(request)
     await run_in_threadpool(_check_import_scope, key, lines)
-    report = await run_in_threadpool(store.import_jsonl, lines, owner=key.naan)
+    report = await run_in_threadpool(
+        store.import_jsonl, lines, owner=key.naan, principal=Principal.api_key(key.key_id)
+    )
     return {"lines": report.lines, "created": report.created, "updated": report.updated}
 
 

@@ -4,34 +4,23 @@ Resolving an ARK is most of what a resolver serves, and through FastAPI most of 
 middleware stack, routing, dependency solving and the thread-pool hand-off of the sync route (see
 ``benchmarks/resolver/PROFILE.md``).  :class:`FastPathApp` is the FastAPI app with one raw-ASGI
 shortcut in front: a ``GET`` or ``HEAD`` whose path the ARK route matches, without a query string, a
-request body or a ``root_path``, is answered here by the resolver's own rule
-(:func:`~pidkit.web.resolver.decide`, or its steps :func:`~pidkit.web.resolver.parse_request`,
-:func:`~pidkit.web.resolver.bound` and
-:func:`~pidkit.web.resolver.unbound`) and rendered by :func:`~pidkit.web.resolver.render` — a 302 as two
+request body or a ``root_path``, is answered here by the resolver's one flow
+(:func:`~pidkit.web.resolver.decide`, with the app's lookup and NAAN registry) and rendered by
+:func:`~pidkit.web.resolver.render` — a redirect as two
 raw ASGI messages with the very headers ``render`` would send (:func:`redirect`) — so the answer (302,
-410 page, 404 page, N2T redirect, 400, 503, HTML or JSON errors) is the one the FastAPI route gives.
+410 page, 404 page, registry redirect, N2T redirect, 400, 503, HTML or JSON errors) is the one the
+FastAPI route gives.
 Every other request goes to FastAPI unchanged; the route stays there for ``?info`` and the OpenAPI
 document.
 
-Where the lookup runs:
-
-* **SQLite**: on the event loop.  A lookup takes tens of µs, less than the hand-off to a worker
-  thread and back, and the loop never waits for another lookup (it is the only caller on the loop).
-* **PostgreSQL**: batched (:class:`~pidkit.web.batch.LookupBatcher`): the lookups of every request
-  waiting at the same time are read by one statement in one pool thread, with a deadline
-  (``PIDKIT_LOOKUP_TIMEOUT``).  A lookup is a pool checkout plus a network round trip; on the loop,
-  one slow query or an exhausted pool (up to the pool timeout) would stall every connection of the
-  worker.  An ARK nothing resolves reads again (its NAAN), in the thread pool; an ARK with more than
-  :data:`~pidkit.web.batch.MAX_BATCHED_COST` keys (many ``/`` and ``.``) is looked up on its own, in
-  the thread pool, so that it cannot hold up a batch.
-* A store that is not open yet, or of another kind, is read in the thread pool too (opening may wait
-  up to :data:`~pidkit.web.app.OPEN_WAIT` seconds for another request that is opening it).
+Where the lookups run is the store's to say (:mod:`pidkit.web.lookups`): the same lookup object serves
+the fast path and the route.
 
 >>> from fastapi.testclient import TestClient
->>> from pidkit.web.app import create_app
+>>> from pidkit.web import create_app
 >>> with TestClient(create_app("sqlite:///:memory:"), follow_redirects=False) as client:
-...     client.get("/ark:12345/x").headers["location"]
-'https://n2t.net/ark:12345/x'
+...     client.get("/ark:00000/x").headers["location"]
+'https://n2t.net/ark:00000/x'
 """
 
 from __future__ import annotations
@@ -40,28 +29,16 @@ import re
 from typing import Final
 from urllib.parse import quote
 
-import anyio.to_thread
 from fastapi import FastAPI
 from starlette.requests import Request
 
 from ..errors import PidkitError
-from ..store import Store
-from ..store.postgres import PostgresStore
-from ..store.sqlite import SqliteStore
-from .app import (
-    UNAVAILABLE_ERRORS,
-    ArkPathConvertor,
-    Receive,
-    Scope,
-    Send,
-    StoreHolder,
-    StoreUnavailableError,
-    domain_error_response,
-    service_unavailable,
-)
-from .batch import MAX_BATCHED_COST, LookupTimeoutError, lookup_cost
-from .resolver import Decision, bound, decide, parse_request, raw_ark, render, unbound
-from .settings import Settings
+from ..settings import Settings
+from .asgi import Receive, Scope, Send
+from .convertors import ArkPathConvertor
+from .errors import UNAVAILABLE, domain_error_response, service_unavailable
+from .lookups import Lookup, RegistryHolder
+from .resolver import decide, raw_ark, render
 
 __all__ = ["FastPathApp", "is_fast"]
 
@@ -69,10 +46,6 @@ __all__ = ["FastPathApp", "is_fast"]
 ARK_ROUTE: Final = re.compile(f"^/(?:{ArkPathConvertor.regex})$")
 #: Methods the ARK route serves.
 FAST_METHODS: Final = frozenset({"GET", "HEAD"})
-#: What the app's exception handlers answer 503 for.
-_UNAVAILABLE: Final[tuple[type[Exception], ...]] = (
-    StoreUnavailableError, LookupTimeoutError, *UNAVAILABLE_ERRORS
-)
 #: What ``starlette.responses.RedirectResponse`` leaves unencoded in a ``location``.
 _LOCATION_SAFE: Final = ":/%#?=@[]!$&'()*+,;"
 #: Request headers that send the request to FastAPI (the body limit checks them).
@@ -101,8 +74,9 @@ def is_fast(scope: Scope) -> bool:
     return not any(name in _BODY_HEADERS for name, _ in scope.get("headers", ()))
 
 
-async def redirect(send: Send, location: str) -> None:
-    """Send the 302 that :func:`~pidkit.web.resolver.render` would (Starlette's ``RedirectResponse``:
+async def redirect(send: Send, location: str, status: int = 302) -> None:
+    """Send the redirect (302, or a registry record's code) that :func:`~pidkit.web.resolver.render`
+    would (Starlette's ``RedirectResponse``:
     the same ``content-length`` and percent-encoded ``location`` headers, empty body) as two ASGI
     messages, without building a response object.
 
@@ -114,7 +88,7 @@ async def redirect(send: Send, location: str) -> None:
     (302, [(b'content-length', b'0'), (b'location', b'https://e.org/caf%C3%A9')])
     """
     headers = [(b"content-length", b"0"), (b"location", quote(location, _LOCATION_SAFE).encode("latin-1"))]
-    await send({"type": "http.response.start", "status": 302, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b""})
 
 
@@ -127,34 +101,18 @@ class FastPathApp(FastAPI):
             await super().__call__(scope, receive, send)
             return
         request = Request(scope, receive)
+        settings: Settings = self.state.settings
+        lookup: Lookup = self.state.lookup
+        registry: RegistryHolder = self.state.registry
         try:
-            decision = await self._decide(scope)
-            if decision.status == 302 and decision.location is not None:
-                await redirect(send, decision.location)  # most of a resolver's answers
+            decision = await decide(raw_ark(scope), lookup, fallback=settings.forward_to,
+                                    registry=registry.get())
+            if decision.location is not None:
+                await redirect(send, decision.location, decision.status)  # most of a resolver's answers
                 return
             response = render(request, decision)
-        except _UNAVAILABLE:
+        except UNAVAILABLE:
             response = service_unavailable(request)
         except PidkitError as exc:
             response = domain_error_response(request, exc)
         await response(scope, receive, send)
-
-    async def _decide(self, scope: Scope) -> Decision:
-        holder: StoreHolder = self.state.stores
-        settings: Settings = self.state.settings
-        store: Store | None = holder.peek()
-        text = raw_ark(scope)
-        fallback = settings.fallback_resolver
-        if isinstance(store, SqliteStore):
-            return decide(holder.get, text, fallback=fallback)
-        if not isinstance(store, PostgresStore) or lookup_cost(text) > MAX_BATCHED_COST:
-            # not open yet (open it in the thread pool), another store, or an ARK with many ancestors
-            # (a long read that would hold up a batch): looked up on its own, in the thread pool
-            return await anyio.to_thread.run_sync(lambda: decide(holder.get, text, fallback=fallback))
-        parsed = parse_request(text)
-        if isinstance(parsed, Decision):
-            return parsed
-        found = await self.state.lookups.resolve(text)
-        if found is None:  # rare on a resolver's hot path: reads the NAAN, in the thread pool
-            return await anyio.to_thread.run_sync(lambda: unbound(holder.get(), parsed, fallback=fallback))
-        return bound(found)

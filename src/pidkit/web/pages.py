@@ -16,7 +16,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from ..ark import Ark
 from ..errors import ArkError
 from ..inspect import Reading, inspect
-from .app import error_response, store_of
+from .errors import error_response
+from .stores import store_of
 from .templates import esc, form, page, rows
 
 router = APIRouter(include_in_schema=False)
@@ -59,7 +60,8 @@ def home(request: Request) -> Response:
         + inspect_form()
         + served
         + '<p class="hint">Add <code>?info</code> to an ARK for its description (ERC); ARKs of other NAANs '
-        'are forwarded to <a href="https://n2t.net/">n2t.net</a>.</p>'
+        'resolve through the public NAAN registry (<a href="/directory">search the NAAN directory</a>), '
+        'or are forwarded to <a href="https://n2t.net/">n2t.net</a>.</p>'
     )
     return HTMLResponse(page("ARK resolver", body))
 

@@ -1,6 +1,7 @@
 """The demo data of ``pidkit serve --demo`` (``make demo``): NAAN 99999 (the shared "test ids" NAAN,
 draft-kunze-ark-40 §2.3), shoulder ``fk4``, a minter and a few bindings with ERC metadata — one
-public, one with suffix passthrough, one tombstoned — plus a XarkId and a TID for ``/id/…``.
+public, one with suffix passthrough, one tombstoned — plus a XarkId and a TID for ``/id/…``, and the
+demo API key and the demo's back-office user.  Store work, below both the CLI and the web.
 
 Seeding is idempotent: the NAAN, the minter and the bindings are created once; later runs only
 report what is there.
@@ -17,11 +18,13 @@ True
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Final
 
 from ..errors import NotFoundError
-from ..store import Erc, Store
+from .base import Store
+from .records import Erc
 
 DEMO_NAAN: Final = "99999"
 DEMO_SHOULDER: Final = "fk4"
@@ -31,6 +34,8 @@ DEMO_TEMPLATE: Final = "fk4.reedeedk"
 #: A fixed seed, so every fresh demo mints the same ARKs.
 DEMO_SEED: Final = 20_240_501
 DEMO_KEY_LABEL: Final = "demo"
+#: The demo's back-office user (NAAN 99999; a new password each time the demo starts).
+DEMO_USER: Final = "demo"
 #: Ids of other kinds bound in the demo (the XarkId and TID examples of their seeds).
 DEMO_XARKID: Final = "AYvP5WgA-_-_ASNFZ4mr"
 DEMO_TID: Final = "3jzfcijpj2z2a"
@@ -95,3 +100,24 @@ def new_demo_key(store: Store) -> str:
         if key.label == DEMO_KEY_LABEL and not key.revoked:
             store.revoke_api_key(key.key_id)
     return store.create_api_key(DEMO_NAAN, label=DEMO_KEY_LABEL)[1]
+
+
+def new_demo_user(store: Store) -> tuple[str, str]:
+    """Create the demo user (NAAN 99999) or give it a new password; return its name and password (shown
+    once, like the demo key: a demo left running keeps no guessable sign-in).
+
+    >>> from pidkit.store import open_store
+    >>> with open_store("sqlite:///:memory:") as store:
+    ...     name, first = new_demo_user(store)
+    ...     _, second = new_demo_user(store)
+    ...     name, first != second, store.sign_in(name, second, address="doc")[0].naan
+    ('demo', True, '99999')
+    """
+    password = "-".join(secrets.token_hex(3) for _ in range(4))
+    try:
+        store.get_user(DEMO_USER)
+    except NotFoundError:
+        store.add_user(DEMO_USER, password, naan=DEMO_NAAN)
+    else:
+        store.set_password(DEMO_USER, password)
+    return DEMO_USER, password

@@ -1,0 +1,347 @@
+"""Import an EZID batch download (``anvl``, ``csv`` or ``xml``; plain, gzip or ZIP) — EZID API v2
+documentation, "Batch download" and "Internal metadata".
+
+How each element of a record is carried (decided once, here):
+
+* ``_target`` → the binding's target; ``_created`` / ``_updated`` (Unix seconds, or ISO 8601 with
+  ``convertTimestamps=yes``) → its times.
+* ``_status``: ``public`` → public, ``reserved`` → reserved, ``unavailable | reason`` → unavailable
+  with that reason (EZID's meaning: withdrawn, reversible; an ``unavailable`` without a reason gets
+  :data:`NO_REASON`, as the store keeps a reason with every withdrawal).  Never tombstoned.
+* ``erc.who`` / ``erc.what`` / ``erc.when`` / ``erc.where`` → the ERC.
+* Every other citation element (``dc.*``, ``datacite``, ``datacite.*``, ``crossref``, an application's
+  own) → the binding's extra metadata, under its EZID name.  The store's one name rule
+  (:func:`~pidkit.store.check_extra_name`) decides: an element it refuses (EZID's whole-record ``erc``
+  element — the ERC has its own fields —, a name with a space …) makes the record **refused**, the
+  report naming the element and the rule, unless the import is told ``drop_extra=True``; then the
+  record's report line names the elements left out.
+* EZID's administrative elements (``_owner``, ``_ownergroup``, ``_export``, ``_profile``,
+  ``_datacenter``, ``_crossref``, ``_shadowedby``, ``_shadows``, ``_coowners``, …) and the CSV-only
+  derived columns (``_mapped*``) are not the record's metadata and have no place here: they are left
+  out and named on the record's report line.
+* Identifiers that are not ARKs (DOIs, UUIDs — EZID hosts them, pidkit's bindings of ``doi:`` do not
+  exist) are **skipped**, each one on the report with the reason, and counted.
+
+Every imported ARK is written to the minted log too, so a minter created on its shoulder later never
+issues it (:mod:`pidkit.importers.common`).
+
+>>> read_anvl(["::  ark:/99999/fk4x", "erc.what: A %25 B%0Aline 2", ""])[0].elements
+{'erc.what': 'A % B\\nline 2'}
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import gzip
+import io
+import os
+import re
+import xml.etree.ElementTree as ET
+import zipfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from ..errors import PidkitError
+from ..store import Erc, Store
+from .common import (
+    DumpBuilder,
+    ImportReport,
+    Outcome,
+    Progress,
+    SourceError,
+    apply,
+    extra_elements,
+    note_dropped,
+    plural,
+    progress_every,
+    refused_names,
+    source_name,
+)
+
+__all__ = [
+    "EzidRecord",
+    "import_ezid",
+    "read_anvl",
+    "read_csv",
+    "read_download",
+    "read_xml",
+    "unescape",
+]
+
+#: The internal elements the store has a place for.
+_CARRIED: Final = frozenset({"_id", "_target", "_status", "_created", "_updated"})
+#: ERC elements (EZID "Metadata profiles", erc) → :class:`~pidkit.store.Erc` fields.
+_ERC: Final = {"erc.who": "who", "erc.what": "what", "erc.when": "when", "erc.where": "where"}
+#: ANVL %-encoding as EZID writes it ("Request & response bodies": %, :, CR, LF and more as %XX).
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_ISO: Final = "%Y-%m-%dT%H:%M:%SZ"
+
+#: The reason of an ``unavailable`` id EZID gave none for (the store keeps one with every withdrawal).
+NO_REASON: Final = "unavailable in EZID (no reason given)"
+
+
+@dataclass(frozen=True, slots=True)
+class EzidRecord:
+    """One identifier of a download: ``where`` it is (``line N`` / ``row N`` / ``record N``), the
+    identifier as EZID wrote it, and its elements (``_target``, ``erc.who``, …) in order."""
+
+    where: str
+    identifier: str
+    elements: Mapping[str, str]
+
+
+def unescape(text: str) -> str:
+    """Undo EZID's ANVL %-encoding (``%XX``, two hex digits).
+
+    >>> unescape("a%3Ab%25%0A")
+    'a:b%\\n'
+    """
+    return _PERCENT.sub(lambda m: chr(int(m[1], 16)), text) if "%" in text else text
+
+
+# -- readers ------------------------------------------------------------------------------------------
+def read_anvl(lines: Iterable[str], source: str = "<anvl>") -> list[EzidRecord]:
+    """Records of the ``anvl`` format: a ``:: identifier`` header line, then ``name: value`` lines
+    (%-encoded), blocks separated by blank lines.
+
+    >>> [r.identifier for r in read_anvl([":: ark:/1/a", "_status: public", "", ":: ark:/1/b"])]
+    ['ark:/1/a', 'ark:/1/b']
+    >>> read_anvl(["_status: public"], "dl.txt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pidkit.importers.common.SourceError: an element before the first ':: identifier' line in 'dl.txt' on...
+    """
+    out: list[EzidRecord] = []
+    current: tuple[str, str, dict[str, str]] | None = None
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            continue
+        if line.startswith("::"):
+            if current is not None:
+                out.append(EzidRecord(*current))
+            current = (f"line {number}", unescape(line[2:].strip()), {})
+            continue
+        if current is None:
+            raise SourceError("an element before the first ':: identifier' line", text=source, line=number)
+        name, colon, value = line.partition(":")
+        if not colon:
+            raise SourceError("not an ANVL 'name: value' line", text=source, line=number)
+        current[2][unescape(name.strip())] = unescape(value.strip())
+    if current is not None:
+        out.append(EzidRecord(*current))
+    return out
+
+
+def read_csv(text: str, source: str = "<csv>") -> list[EzidRecord]:
+    """Records of the ``csv`` format: a header row naming the columns (``_id`` required), one row per
+    identifier; an empty cell is an element EZID did not have.
+
+    >>> read_csv("_id,_owner,erc.when\\nark:/99999/fk4gt78tq,apitest,1922\\n")[0].elements
+    {'_owner': 'apitest', 'erc.when': '1922'}
+    """
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header is None or "_id" not in header:
+        raise SourceError("a CSV download needs an '_id' column", text=source, line=1)
+    if len(set(header)) != len(header):
+        raise SourceError("a column is named twice in the header", text=source, line=1)
+    out: list[EzidRecord] = []
+    for row in reader:
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            where = f"has {len(row)} cells for {len(header)} columns"
+            raise SourceError(f"row {where}", text=source, line=reader.line_num)
+        cells = dict(zip(header, row, strict=True))
+        identifier = cells.pop("_id").strip()
+        out.append(EzidRecord(f"line {reader.line_num}", identifier, {k: v for k, v in cells.items() if v}))
+    return out
+
+
+def read_xml(data: bytes, source: str = "<xml>") -> list[EzidRecord]:
+    """Records of the ``xml`` format: ``<records><record identifier="…"><element name="…">value``;
+    an element holding XML (``datacite``, ``crossref``) keeps that XML as its value.
+
+    >>> x = (b'<records><record identifier="ark:/1/a"><element name="_status">public</element>'
+    ...      b'</record></records>')
+    >>> read_xml(x)[0].elements
+    {'_status': 'public'}
+    """
+    try:
+        # the user's own download; expat >= 2.4.1 refuses entity expansion bombs, fetches no external entity
+        root = ET.fromstring(data)  # noqa: S314
+    except ET.ParseError as exc:
+        line, _column = exc.position
+        raise SourceError(f"not XML ({exc.msg})", text=source, line=line) from None
+    if root.tag != "records":
+        raise SourceError(f"the root element is <{root.tag}>, not <records>", text=source)
+    out: list[EzidRecord] = []
+    for number, record in enumerate(root, 1):
+        identifier = record.get("identifier")
+        if record.tag != "record" or identifier is None:
+            raise SourceError(f"record {number}: not a <record identifier=…> element", text=source)
+        elements: dict[str, str] = {}
+        for element in record:
+            name = element.get("name")
+            if element.tag != "element" or name is None:
+                raise SourceError(f"record {number}: not an <element name=…> element", text=source)
+            if len(element):
+                value = "".join(ET.tostring(child, encoding="unicode") for child in element).strip()
+            else:
+                value = (element.text or "").strip()
+            elements[name] = value
+        out.append(EzidRecord(f"record {number}", identifier.strip(), elements))
+    return out
+
+
+def _decompress(data: bytes, source: str) -> bytes:
+    if data[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise SourceError(f"a broken gzip file ({exc})", text=source) from None
+    if data[:4] == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                names = [n for n in archive.namelist() if not n.endswith("/")]
+                if len(names) != 1:
+                    raise SourceError(f"a ZIP download holds one file, this one {len(names)}", text=source)
+                return archive.read(names[0])
+        except zipfile.BadZipFile as exc:
+            raise SourceError(f"a broken ZIP file ({exc})", text=source) from None
+    return data
+
+
+def read_download(path: str | os.PathLike[str]) -> list[EzidRecord]:
+    """Every record of a download file, whatever its compression (gzip, ZIP or none) and format: named
+    by the file's extension under the compression's, as EZID names its downloads (``.txt`` ANVL,
+    ``.csv``, ``.xml``), else found from the content (``<`` XML, ``::`` ANVL, else CSV)."""
+    source = source_name(path)
+    try:
+        with open(path, "rb") as f:
+            data = _decompress(f.read(), source)
+    except OSError as exc:
+        raise SourceError(f"cannot read the download: {exc.strerror}", text=source) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"not UTF-8 (byte {exc.start + 1})", text=source) from None
+    kind = _format(os.fspath(path), text)
+    if kind == "xml":
+        return read_xml(data, source)
+    if kind == "anvl":
+        return read_anvl(text.splitlines(), source)
+    return read_csv(text, source)
+
+
+def _format(name: str, text: str) -> str:
+    """``anvl``, ``csv`` or ``xml``: from the file name, else from the content.
+
+    >>> _format("da543b91a0.xml.gz", ""), _format("9c02f494ab.txt.gz", ""), _format("x", "_id,_target")
+    ('xml', 'anvl', 'csv')
+    """
+    stem = name.lower()
+    for suffix in (".gz", ".zip"):
+        stem = stem.removesuffix(suffix)
+    for suffix, kind in ((".txt", "anvl"), (".anvl", "anvl"), (".csv", "csv"), (".xml", "xml")):
+        if stem.endswith(suffix):
+            return kind
+    head = text.lstrip()
+    return "xml" if head.startswith("<") else "anvl" if head.startswith("::") else "csv"
+
+
+# -- records → bindings -------------------------------------------------------------------------------
+def _time(value: str | None, name: str) -> _dt.datetime | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return _dt.datetime.fromtimestamp(int(value), _dt.UTC)
+    try:
+        return _dt.datetime.strptime(value, _ISO).replace(tzinfo=_dt.UTC)
+    except ValueError:
+        raise PidkitError(f"{name} is neither Unix seconds nor YYYY-MM-DDTHH:MM:SSZ", text=value) from None
+
+
+def _scheme(identifier: str) -> str:
+    return identifier.partition(":")[0].lower() if ":" in identifier else ""
+
+
+def _record(b: DumpBuilder, rec: EzidRecord, *, drop_extra: bool) -> Outcome:
+    """Add one record to ``b``; its outcome."""
+    ident, el = rec.identifier, rec.elements
+    if _scheme(ident) != "ark":
+        kind = _scheme(ident) or "no scheme"
+        return Outcome(rec.where, ident, "skipped", f"not an ARK ({kind}): pidkit imports ARKs only")
+    citation = {n: v for n, v in el.items() if n not in _CARRIED and n not in _ERC and not n.startswith("_")}
+    extra, refused = extra_elements(citation)
+    if refused and not drop_extra:
+        return Outcome(rec.where, ident, "refused", refused_names(refused))
+    admin = [n for n in el if n.startswith("_") and n not in _CARRIED]
+    status_text = el.get("_status", "public").strip()
+    status, _bar, reason = (part.strip() for part in status_text.partition("|"))
+    if status not in ("public", "reserved", "unavailable"):
+        return Outcome(rec.where, ident, "refused", f"unknown _status {status_text!r}")
+    try:
+        created = _time(el.get("_created"), "_created")
+        updated = _time(el.get("_updated"), "_updated")
+        erc = Erc(**{field: el.get(name, "") for name, field in _ERC.items()})
+        b.add_ark(
+            ident, target=el.get("_target") or None, where=rec.where, erc=erc, status=status,
+            reason=(reason or NO_REASON) if status == "unavailable" else None, extra=extra,
+            created=created, updated=updated or created,
+        )  # fmt: skip
+    except PidkitError as exc:
+        return Outcome(rec.where, ident, "refused", str(exc))
+    return Outcome(rec.where, ident, "imported", dropped=(*admin, *refused))
+
+
+def records_report(
+    records: Iterable[EzidRecord],
+    builder: DumpBuilder,
+    source: str,
+    *,
+    drop_extra: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Map ``records`` into ``builder``; the report (not yet applied).
+
+    >>> b = DumpBuilder("ezid")
+    >>> recs = [EzidRecord("line 1", "doi:10.5072/FK2", {}), EzidRecord("line 3", "ark:/99999/fk4x",
+    ...         {"_status": "reserved", "dc.title": "T", "erc": "who: x"})]
+    >>> for o in records_report(recs, b, "dl", drop_extra=True).outcomes:
+    ...     print(o)
+    line 1: doi:10.5072/FK2 skipped (not an ARK (doi): pidkit imports ARKs only)
+    line 3: ark:/99999/fk4x imported; dropped: erc
+    """
+    outcomes: list[Outcome] = []
+    records = list(records)
+    for n, rec in enumerate(records, 1):
+        outcomes.append(_record(builder, rec, drop_extra=drop_extra))
+        progress_every(progress, n, last=n == len(records))
+    skipped = [o for o in outcomes if o.action == "skipped"]
+    notes = note_dropped(outcomes)
+    if skipped:
+        notes = (f"{plural(len(skipped), 'identifier')} skipped: not ARKs", *notes)
+    return ImportReport("ezid", source, tuple(outcomes), notes=notes)
+
+
+def import_ezid(
+    path: str | os.PathLike[str],
+    store: Store,
+    *,
+    drop_extra: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import an EZID batch download file into ``store`` (all or nothing; see the module text for
+    what goes where).  Raises :class:`~pidkit.importers.common.ImportRefusedError` (nothing written)
+    if a record is refused, :class:`~pidkit.importers.common.SourceError` for an unreadable file."""
+    records = read_download(path)
+    builder = DumpBuilder("ezid")
+    report = records_report(
+        records, builder, source_name(path), drop_extra=drop_extra, progress=progress
+    )
+    return apply(builder, store, report)

@@ -1,0 +1,153 @@
+"""Configuration of the web service, read from the environment (DESIGN.md: configuration by environment).
+
+Below both the web layer and the CLI: ``pidkit serve`` checks the environment with it before it starts
+uvicorn (which then builds the application from the same environment, in each worker, through the
+factory's import string), and the application reads it — neither imports the other.
+
+=============================  ==============================================  =====================
+variable                       meaning                                         default
+=============================  ==============================================  =====================
+``PIDKIT_DATABASE_URL``        the store (``sqlite:///…`` or ``postgresql://…``)  ``sqlite:///pidkit.db``
+``PIDKIT_MAX_BODY``            largest request body accepted, in bytes          8 MiB
+``PIDKIT_FALLBACK_RESOLVER``   where ARKs of unknown NAANs are sent             ``https://n2t.net/``
+``PIDKIT_STORE_RETRY``         seconds between attempts to open a failed store  2
+``PIDKIT_LOOKUP_TIMEOUT``      seconds a batch of ARK lookups may take (then    5
+                               503; PostgreSQL, :mod:`pidkit.web.batch`)
+``PIDKIT_MAX_HEADER``          largest request head (line + headers), bytes     64 KiB
+                               (431; ``pidkit serve``, :mod:`pidkit.web.protocol`)
+``PIDKIT_HEADER_TIMEOUT``      seconds a client has to send a request's headers 10
+                               (408; ``pidkit serve``)
+``PIDKIT_OFFLINE``             ``1``/``true``/``yes``/``on``: never forward to  off
+                               the fallback resolver (404 instead; ``pidkit
+                               serve --offline``)
+``PIDKIT_REGISTRY_CHECK``      seconds between checks that the NAAN registry     10
+                               file in force changed (one ``stat``; then it is
+                               reloaded; docs/registry.md)
+``PIDKIT_SECURE_COOKIES``      back-office cookies marked ``Secure``: ``1``     by the request's
+                               always (behind an HTTPS proxy), ``0`` never     scheme
+``PIDKIT_SESSION_HOURS``       hours a back-office session lasts                8
+=============================  ==============================================  =====================
+
+>>> s = Settings.from_env({"PIDKIT_MAX_BODY": "1024"})
+>>> s.max_body, s.fallback_resolver, s.offline
+(1024, 'https://n2t.net/', False)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from .errors import PidkitError
+
+#: Default body limit: generous for a JSON Lines import of tens of thousands of bindings.
+DEFAULT_MAX_BODY: Final = 8 * 1024 * 1024
+#: Default bound on a request's head (request line and headers), in bytes.
+DEFAULT_MAX_HEADER: Final = 64 * 1024
+#: Default seconds a client has to send a request's headers, from their first byte.
+DEFAULT_HEADER_TIMEOUT: Final = 10
+#: draft-kunze-ark-40 §3.3 ("Resolver Chains and Roles"): a resolver that knows nothing about a NAAN
+#: should redirect the request to N2T.net.
+DEFAULT_FALLBACK: Final = "https://n2t.net/"
+#: Default seconds between checks that the NAAN registry file in force changed.
+DEFAULT_REGISTRY_CHECK: Final = 10
+#: Values of PIDKIT_OFFLINE that turn it on, and those that leave it off.
+_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+_FALSE: Final = frozenset({"0", "false", "no", "off"})
+#: draft-kunze-ark-40 §5 (IANA Considerations): the ARK service path, returned by /.well-known/ark.
+SERVICE_PATH: Final = "/"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Settings of one app instance.  ``database_url`` ``None`` means ``$PIDKIT_DATABASE_URL`` or the
+    embedded SQLite default (:func:`pidkit.store.default_url`).
+
+    >>> Settings(max_body=10).max_body
+    10
+    """
+
+    database_url: str | None = None
+    max_body: int = DEFAULT_MAX_BODY
+    fallback_resolver: str = DEFAULT_FALLBACK
+    store_retry: float = 2.0
+    lookup_timeout: float = 5.0
+    max_header: int = DEFAULT_MAX_HEADER
+    header_timeout: float = float(DEFAULT_HEADER_TIMEOUT)
+    #: Offline: ARKs the store and the NAAN registry cannot resolve get a 404, never the fallback resolver.
+    offline: bool = False
+    #: Seconds between checks that the NAAN registry file in force changed (:mod:`pidkit.web.lookups`).
+    registry_check: float = float(DEFAULT_REGISTRY_CHECK)
+
+    @property
+    def forward_to(self) -> str | None:
+        """Where ARKs nothing here resolves are forwarded: the fallback resolver, or ``None`` offline.
+
+        >>> Settings().forward_to, Settings(offline=True).forward_to
+        ('https://n2t.net/', None)
+        """
+        return None if self.offline else self.fallback_resolver
+    #: ``Secure`` on the back office's cookies: ``None`` when the request came over HTTPS.
+    secure_cookies: bool | None = None
+    session_hours: int = 8
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``env`` (default ``os.environ``); a bad value raises
+        :class:`~pidkit.errors.PidkitError` naming the variable.
+
+        >>> Settings.from_env({"PIDKIT_MAX_BODY": "lots"})
+        Traceback (most recent call last):
+        ...
+        pidkit.errors.PidkitError: PIDKIT_MAX_BODY must be a positive integer in 'lots'
+        """
+        env = os.environ if env is None else env
+        fallback = env.get("PIDKIT_FALLBACK_RESOLVER") or DEFAULT_FALLBACK
+        if not fallback.startswith(("https://", "http://")):
+            raise PidkitError("PIDKIT_FALLBACK_RESOLVER must be an http(s) URL", text=fallback)
+        return cls(
+            database_url=env.get("PIDKIT_DATABASE_URL") or None,
+            max_body=_positive_int(env, "PIDKIT_MAX_BODY", DEFAULT_MAX_BODY),
+            fallback_resolver=fallback if fallback.endswith("/") else fallback + "/",
+            store_retry=float(_positive_int(env, "PIDKIT_STORE_RETRY", 2)),
+            lookup_timeout=float(_positive_int(env, "PIDKIT_LOOKUP_TIMEOUT", 5)),
+            max_header=_positive_int(env, "PIDKIT_MAX_HEADER", DEFAULT_MAX_HEADER),
+            header_timeout=float(_positive_int(env, "PIDKIT_HEADER_TIMEOUT", DEFAULT_HEADER_TIMEOUT)),
+            offline=_flag(env, "PIDKIT_OFFLINE") is True,
+            registry_check=float(_positive_int(env, "PIDKIT_REGISTRY_CHECK", DEFAULT_REGISTRY_CHECK)),
+            secure_cookies=_flag(env, "PIDKIT_SECURE_COOKIES"),
+            session_hours=_positive_int(env, "PIDKIT_SESSION_HOURS", 8),
+        )
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name)
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise PidkitError(f"{name} must be a positive integer", text=text)
+    return int(text)
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool | None:
+    """A yes/no variable: ``1``/``true``/``yes``/``on`` → True, ``0``/``false``/``no``/``off`` → False (any
+    case), unset or empty → ``None`` (the setting's own default decides).
+
+    >>> _flag({"PIDKIT_OFFLINE": "Yes"}, "PIDKIT_OFFLINE"), _flag({}, "PIDKIT_OFFLINE")
+    (True, None)
+    >>> _flag({"PIDKIT_OFFLINE": "maybe"}, "PIDKIT_OFFLINE")
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.PidkitError: PIDKIT_OFFLINE must be 1, true, yes, on or 0, false, no, off in 'maybe'
+    """
+    text = env.get(name, "")
+    value = text.strip().lower()
+    if not value:
+        return None
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise PidkitError(f"{name} must be 1, true, yes, on or 0, false, no, off", text=text)

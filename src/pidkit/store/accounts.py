@@ -1,0 +1,382 @@
+"""The back office's accounts in the SQL store: users (Argon2id password hashes), signed-in sessions
+(server-side, revocable) and the sign-in rate limit (in the store, so every worker and instance agrees).
+
+The rules kept here, once:
+
+* **Passwords** are hashed with Argon2id (``argon2-cffi``, its default parameters — RFC 9106's second
+  recommended option) and never stored, logged or handed out; :func:`check_password` is the one rule
+  for an acceptable password, :func:`check_user_name` for a user name.
+* **Sessions**: the cookie carries a random 256-bit token (signed by the web layer with
+  :meth:`SqlAccounts.cookie_key`); the store keeps only its SHA-256 (as for API keys), so a forged or
+  altered token matches no session, and a stolen database opens none.  Each
+  session has its own CSRF token, an expiry, and is revoked by sign-out, "sign out everywhere", a
+  password change or disabling the user.
+* **Rate limit**: at most :data:`MAX_FAILURES_PER_USER` failed sign-ins per account and
+  :data:`MAX_FAILURES_PER_ADDRESS` per client address in :data:`FAILURE_WINDOW`; past either, sign-in is
+  refused (even with the right password) until the window moves on.
+
+>>> check_user_name("ann.archivist")
+'ann.archivist'
+>>> check_password("short")
+Traceback (most recent call last):
+...
+pidkit.errors.StoreError: a password is 10 to 1024 characters
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import ConflictError, NotFoundError, StoreError
+from .keys import check_naan, check_shoulder
+from .records import Principal, SessionInfo, User
+from .rows import USER_COLS, stored_time, time_from_stored, user_from_row
+
+#: The DB-API cursor the store hands its helpers (:class:`pidkit.store.sql.Cursor`; not imported: the
+#: SQL store imports this module).
+Cursor = Any
+
+__all__ = [
+    "FAILURE_WINDOW",
+    "MAX_FAILURES_PER_ADDRESS",
+    "MAX_FAILURES_PER_USER",
+    "SESSION_LIFETIME",
+    "SignInRefusedError",
+    "SqlAccounts",
+    "TooManySignInsError",
+    "check_password",
+    "check_user_name",
+    "hash_password",
+]
+
+#: Failed sign-ins counted per account and per address over this window.
+FAILURE_WINDOW: Final = _dt.timedelta(minutes=15)
+#: Failed sign-ins an account may have in :data:`FAILURE_WINDOW` before sign-in is refused.
+MAX_FAILURES_PER_USER: Final = 5
+#: Failed sign-ins one client address may have in :data:`FAILURE_WINDOW` before it is refused.
+MAX_FAILURES_PER_ADDRESS: Final = 20
+#: How long a session lasts unless told otherwise.
+SESSION_LIFETIME: Final = _dt.timedelta(hours=8)
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+_MIN_PASSWORD: Final = 10
+_MAX_PASSWORD: Final = 1024
+
+
+class SignInRefusedError(StoreError):
+    """A sign-in refused: unknown user, wrong password or disabled user (one message for all three, so
+    the answer does not tell which names exist)."""
+
+
+class TooManySignInsError(StoreError):
+    """Too many failed sign-ins for the account or the address: ``retry_after`` seconds to wait."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def check_user_name(name: str) -> str:
+    """Return ``name`` if it can name a user: 1 to 64 letters, digits, ``.``, ``_``, ``@``, ``-``,
+    starting with a letter or digit; else :class:`~pidkit.errors.StoreError` naming it.
+
+    >>> check_user_name("-x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: a user name is 1 to 64 letters, ... starting with a letter or digit in '-x'
+    """
+    if not _NAME.fullmatch(name):
+        raise StoreError(
+            "a user name is 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit",
+            text=name,
+        )
+    return name
+
+
+def check_password(password: str) -> str:
+    """Return ``password`` if acceptable: 10 to 1024 characters, no NUL.  The message never repeats
+    the password.
+
+    >>> len(check_password("correct horse battery"))
+    21
+    """
+    if not _MIN_PASSWORD <= len(password) <= _MAX_PASSWORD:
+        raise StoreError(f"a password is {_MIN_PASSWORD} to {_MAX_PASSWORD} characters")
+    if "\x00" in password:
+        raise StoreError("a password has no NUL character")
+    return password
+
+
+def _hasher() -> Any:
+    try:
+        from argon2 import PasswordHasher
+    except ImportError:  # pragma: no cover - the server extra is installed wherever accounts are used
+        raise StoreError("accounts need argon2-cffi (pip install 'pidkit[server]')") from None
+    return PasswordHasher()
+
+
+def hash_password(password: str) -> str:
+    """The Argon2id hash (PHC string) of an acceptable ``password``.
+
+    >>> hash_password("correct horse battery").startswith("$argon2id$")
+    True
+    """
+    return str(_hasher().hash(check_password(password)))
+
+
+def _verify(password_hash: str, password: str) -> bool:
+    from argon2.exceptions import InvalidHashError, VerificationError
+
+    try:
+        return bool(_hasher().verify(password_hash, password))
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+_DUMMY: list[str] = []
+
+
+def _dummy_hash() -> str:
+    """A hash to verify against when the user does not exist (the answer takes as long)."""
+    if not _DUMMY:
+        _DUMMY.append(hash_password(secrets.token_urlsafe(16)))
+    return _DUMMY[0]
+
+
+def _token_id(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def _at(when: _dt.datetime) -> str:
+    text = stored_time(when)
+    assert text is not None
+    return text
+
+
+class SqlAccounts:
+    """Users, sessions and the sign-in rate limit, for :class:`~pidkit.store.sql.SqlStore` (a mixin: it
+    uses the store's transactions and history)."""
+
+    #: :meth:`cookie_key`, once read.
+    _cookie_key: bytes | None = None
+
+    if TYPE_CHECKING:
+
+        def _transaction(self, *, write: bool) -> AbstractContextManager[Cursor]: ...
+
+        def _exec(self, cur: Cursor, sql: str, params: Sequence[Any] = ()) -> Any: ...
+
+        def _q(self, sql: str) -> str: ...
+
+        def _record(
+            self, cur: Cursor, principal: Principal | None, operation: str, kind: str, key: str,
+            before: dict[str, Any] | None, after: dict[str, Any] | None, at: str | None = None,
+        ) -> None: ...
+
+    # -- users --------------------------------------------------------------------------------------
+    def add_user(
+        self, name: str, password: str, *, naan: str, shoulder: str | None = None, admin: bool = False,
+        principal: Principal | None = None,
+    ) -> User:
+        """Create a user with a password (hashed here) and a scope; :class:`~pidkit.errors.ConflictError`
+        if the name is taken."""
+        check_user_name(name)
+        check_naan(naan)
+        if shoulder is not None:
+            check_shoulder(shoulder)
+        digest = hash_password(password)
+        with self._transaction(write=True) as cur:
+            self._exec(
+                cur,
+                "INSERT INTO users (name, password_hash, naan, shoulder, admin, created, disabled_at) "
+                f"VALUES (?, ?, ?, ?, ?, ?, NULL) ON CONFLICT DO NOTHING RETURNING {USER_COLS}",
+                (name, digest, naan, shoulder, int(admin), _at(_now())),
+            )
+            row = cur.fetchone()
+            if row is None:
+                raise ConflictError("a user of this name exists", text=name)
+            user = user_from_row(row)
+            self._record(cur, principal, "user.add", "user", name, None,
+                         {"naan": naan, "shoulder": shoulder, "admin": admin})  # fmt: skip
+        return user
+
+    def get_user(self, name: str) -> User:
+        """The user named ``name``; :class:`~pidkit.errors.NotFoundError` if there is none."""
+        with self._transaction(write=False) as cur:
+            self._exec(cur, f"SELECT {USER_COLS} FROM users WHERE name = ?", (name,))
+            row = cur.fetchone()
+        if row is None:
+            raise NotFoundError("no such user", text=name)
+        return user_from_row(row)
+
+    def list_users(self) -> list[User]:
+        """Every user, by name."""
+        with self._transaction(write=False) as cur:
+            self._exec(cur, f"SELECT {USER_COLS} FROM users ORDER BY name")
+            return [user_from_row(row) for row in cur.fetchall()]
+
+    def disable_user(self, name: str, *, principal: Principal | None = None) -> User:
+        """Disable a user (idempotent): they can no longer sign in, and their sessions end now."""
+        stamp = _at(_now())
+        with self._transaction(write=True) as cur:
+            self._exec(
+                cur,
+                "UPDATE users SET disabled_at = COALESCE(disabled_at, ?) WHERE name = ? "
+                f"RETURNING {USER_COLS}",
+                (stamp, name),
+            )
+            row = cur.fetchone()
+            if row is None:
+                raise NotFoundError("no such user", text=name)
+            user = user_from_row(row)
+            self._revoke_sessions(cur, name, stamp)
+            if stored_time(user.disabled_at) == stamp:
+                self._record(cur, principal, "user.disable", "user", name, {"disabled_at": None},
+                             {"disabled_at": stamp}, stamp)  # fmt: skip
+        return user
+
+    def set_password(self, name: str, password: str, *, principal: Principal | None = None) -> User:
+        """Set a user's password; every session of the user ends (they sign in again)."""
+        digest = hash_password(password)
+        stamp = _at(_now())
+        with self._transaction(write=True) as cur:
+            self._exec(cur, f"UPDATE users SET password_hash = ? WHERE name = ? RETURNING {USER_COLS}",
+                       (digest, name))  # fmt: skip
+            row = cur.fetchone()
+            if row is None:
+                raise NotFoundError("no such user", text=name)
+            self._revoke_sessions(cur, name, stamp)
+            self._record(cur, principal, "user.passwd", "user", name, None, None, stamp)  # no hash in history
+        return user_from_row(row)
+
+    # -- signing in ---------------------------------------------------------------------------------
+    def _failures(self, cur: Cursor, subject: str, since: str) -> tuple[int, str | None]:
+        self._exec(cur, "SELECT COUNT(*), MIN(at) FROM signin_failures WHERE subject = ? AND at > ?",
+                   (subject, since))  # fmt: skip
+        count, first = cur.fetchone()
+        return int(count), first
+
+    def sign_in(
+        self, name: str, password: str, *, address: str, lifetime: _dt.timedelta = SESSION_LIFETIME,
+    ) -> tuple[User, SessionInfo, str]:
+        """Check ``name`` and ``password`` and open a session: return the user, the session and its token
+        (for the cookie; only its SHA-256 is kept).  Rate limited per account and per ``address``
+        (:class:`TooManySignInsError`); a wrong name or password, or a disabled user, raises
+        :class:`SignInRefusedError` (the same message) and counts as a failure."""
+        stamp = _now()
+        since = _at(stamp - FAILURE_WINDOW)
+        subjects = (f"user:{name}"[:200], f"addr:{address}"[:200])
+        with self._transaction(write=True) as cur:
+            self._exec(cur, "DELETE FROM signin_failures WHERE at <= ?", (since,))
+            limits = (MAX_FAILURES_PER_USER, MAX_FAILURES_PER_ADDRESS)
+            for subject, limit in zip(subjects, limits, strict=True):
+                count, first = self._failures(cur, subject, since)
+                if count >= limit and first is not None:
+                    first_at = time_from_stored(first) or stamp
+                    wait = max(1, int((first_at + FAILURE_WINDOW - stamp).total_seconds()) + 1)
+                    what = "this account" if subject.startswith("user:") else "this address"
+                    raise TooManySignInsError(
+                        f"too many failed sign-ins for {what}: try again in {wait // 60 + 1} minutes", wait
+                    )
+            self._exec(cur, f"SELECT password_hash, {USER_COLS} FROM users WHERE name = ?", (name,))
+            row = cur.fetchone()
+        # a password longer than any accepted one is wrong without hashing it (no work for a huge body)
+        digest = row[0] if row is not None else _dummy_hash()
+        ok = len(password) <= _MAX_PASSWORD and _verify(digest, password)
+        user = user_from_row(row[1:]) if row is not None else None
+        with self._transaction(write=True) as cur:
+            if not ok or user is None or not user.active:
+                cur.executemany(
+                    self._q("INSERT INTO signin_failures (subject, at) VALUES (?, ?)"),
+                    [(subject, _at(stamp)) for subject in subjects],
+                )
+                refused = SignInRefusedError("wrong user name or password (or the account is disabled)")
+            else:
+                refused = None
+                self._exec(cur, "DELETE FROM signin_failures WHERE subject = ?", (subjects[0],))
+                token = secrets.token_urlsafe(32)
+                csrf = secrets.token_urlsafe(32)
+                session = SessionInfo(_token_id(token), name, csrf, stamp, stamp + lifetime)
+                self._exec(
+                    cur,
+                    "INSERT INTO sessions (id, user_name, csrf, created, expires, revoked_at) "
+                    "VALUES (?, ?, ?, ?, ?, NULL)",
+                    (session.id, name, session.csrf, _at(stamp), _at(stamp + lifetime)),
+                )
+        if refused is not None or user is None:
+            raise refused or SignInRefusedError("wrong user name or password")
+        return user, session, token
+
+    def session(self, token: str) -> tuple[User, SessionInfo] | None:
+        """The live session of a cookie's ``token`` and its user, or ``None`` (unknown, revoked,
+        expired, or the user disabled)."""
+        if not token or len(token) > 200:
+            return None
+        sid = _token_id(token)
+        with self._transaction(write=False) as cur:
+            self._exec(
+                cur,
+                "SELECT s.id, s.user_name, s.csrf, s.created, s.expires, s.revoked_at, "
+                + ", ".join(f"u.{c.strip()}" for c in USER_COLS.split(","))
+                + " FROM sessions s JOIN users u ON u.name = s.user_name WHERE s.id = ?",
+                (sid,),
+            )
+            row = cur.fetchone()
+        if row is None or not hmac.compare_digest(str(row[0]), sid) or row[5] is not None:
+            return None
+        info = SessionInfo(row[0], row[1], row[2], time_from_stored(row[3]), time_from_stored(row[4]))
+        user = user_from_row(row[6:])
+        if info.expires is None or info.expires <= _now() or not user.active:
+            return None
+        return user, info
+
+    def end_session(self, token: str) -> None:
+        """Revoke the session of ``token`` (sign-out; nothing happens for an unknown token)."""
+        with self._transaction(write=True) as cur:
+            self._exec(cur, "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                       (_at(_now()), _token_id(token)))  # fmt: skip
+
+    def end_sessions(self, name: str) -> int:
+        """Revoke every session of the user ``name`` ("sign out everywhere"); return how many."""
+        with self._transaction(write=True) as cur:
+            return self._revoke_sessions(cur, name, _at(_now()))
+
+    def _revoke_sessions(self, cur: Cursor, name: str, stamp: str) -> int:
+        self._exec(cur, "UPDATE sessions SET revoked_at = ? WHERE user_name = ? AND revoked_at IS NULL",
+                   (stamp, name))  # fmt: skip
+        return max(int(cur.rowcount), 0)
+
+    def cookie_key(self) -> bytes:
+        """The key that signs the session cookies (HMAC-SHA256): made once, at random, and kept in the
+        store so every worker and instance signs alike; never in a dump."""
+        if self._cookie_key is not None:
+            return self._cookie_key
+        with self._transaction(write=True) as cur:
+            self._exec(cur, "INSERT INTO service_secrets (name, value, created) VALUES (?, ?, ?) "
+                            "ON CONFLICT DO NOTHING", ("session-cookie", secrets.token_hex(32), _at(_now())))
+            self._exec(cur, "SELECT value FROM service_secrets WHERE name = ?", ("session-cookie",))
+            key = bytes.fromhex(str(cur.fetchone()[0]))
+        self._cookie_key = key
+        return key
+
+    def _account_problems(self, query: Any) -> list[str]:
+        """``pidkit check``'s findings about accounts: a password hash that is not Argon2id, a user or an
+        API key's owner that names no user."""
+        problems = [f"user {name}: password_hash is not an Argon2id hash"
+                    for name, digest in query("SELECT name, password_hash FROM users ORDER BY name")
+                    if not str(digest).startswith("$argon2id$")]  # fmt: skip
+        sql = ("SELECT k.key_id, k.owner FROM api_keys k LEFT JOIN users u ON u.name = k.owner "
+               "WHERE k.owner IS NOT NULL AND u.name IS NULL ORDER BY k.key_id")
+        problems += [f"API key {key_id}: owner {owner} is not a user" for key_id, owner in query(sql)]
+        return problems

@@ -1,0 +1,213 @@
+"""Errors and their HTTP answers — in one place for the whole service.
+
+* :func:`http_status` maps the :mod:`pidkit.errors` tree to 4xx statuses (no catch-all);
+* a store that cannot be reached (:data:`UNAVAILABLE`) is a 503 with ``Retry-After``;
+* API paths (``/api/…``) get JSON errors; elsewhere the error takes the negotiated type
+  (:func:`error_type`): for ``?info`` ANVL text by default (``error:`` / ``message:``), HTML or JSON on
+  request; otherwise an HTML page, or JSON for a client that prefers ``application/json``;
+* a 405 names every method the path allows (:func:`allowed_methods`);
+* :func:`install_error_handlers` registers all of it on an application.
+
+>>> error_body(404, "not bound", field="ark")
+{'error': {'status': 404, 'message': 'not bound', 'field': 'ark'}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
+
+from ..anvl import anvl_record
+from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError
+from ..store import ImportRejectedError, NotOwnerError
+from .batch import LookupTimeoutError
+from .negotiation import negotiate, wants_info
+from .stores import UNAVAILABLE_ERRORS, StoreUnavailableError
+from .templates import esc, page
+
+__all__ = [
+    "API_PREFIX",
+    "RETRY_AFTER",
+    "UNAVAILABLE",
+    "ApiError",
+    "allowed_methods",
+    "domain_error_response",
+    "error_body",
+    "error_response",
+    "error_type",
+    "http_status",
+    "install_error_handlers",
+    "service_unavailable",
+]
+
+#: Seconds a client is told to wait after a 503.
+RETRY_AFTER: Final = 5
+API_PREFIX: Final = "/api/"
+#: What is answered 503 (try again): the store cannot be opened or reached, a lookup missed its deadline.
+UNAVAILABLE: Final[tuple[type[Exception], ...]] = (
+    StoreUnavailableError, LookupTimeoutError, *UNAVAILABLE_ERRORS
+)
+
+
+def http_status(exc: PidkitError) -> int:
+    """The HTTP status for a domain error — the one mapping of :mod:`pidkit.errors` to HTTP.
+
+    >>> http_status(NotFoundError("unknown NAAN")), http_status(ConflictError("tombstoned"))
+    (404, 409)
+    >>> from pidkit.errors import ArkError
+    >>> http_status(ArkError("bad"))
+    400
+    """
+    if isinstance(exc, NotOwnerError):
+        return 403
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, ConflictError | ExhaustedError):
+        return 409
+    if isinstance(exc, ImportRejectedError):
+        return 422
+    return 400
+
+
+def error_body(status: int, message: str, **extra: object) -> dict[str, object]:
+    """The JSON error document of the API: ``{"error": {"status", "message", …}}``.
+
+    >>> error_body(400, "bad", field="ark")
+    {'error': {'status': 400, 'message': 'bad', 'field': 'ark'}}
+    """
+    details = {k: v for k, v in extra.items() if v is not None}
+    return {"error": {"status": status, "message": message, **details}}
+
+
+class ApiError(Exception):
+    """An API refusal with a status, a message and the request field it concerns."""
+
+    def __init__(self, status: int, message: str, *, field: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+        self.headers = headers
+
+
+def _wants_api(request: Request) -> bool:
+    return request.url.path.startswith(API_PREFIX) or request.url.path == "/openapi.json"
+
+
+def error_type(request: Request) -> str:
+    """The media type of an error answer to ``request``: JSON on API paths; for ``?info`` the
+    negotiated description type (ANVL ``text/plain`` by default); otherwise HTML unless the client
+    prefers ``application/json``."""
+    if _wants_api(request):
+        return "application/json"
+    accept = request.headers.get("accept", "*/*")
+    if wants_info(request.scope):
+        return negotiate(accept)
+    return negotiate(accept, ("text/html", "application/json"))
+
+
+def error_response(request: Request, status: int, message: str, *, title: str | None = None,
+                   headers: Mapping[str, str] | None = None, **extra: object) -> Response:
+    """An error in the type :func:`error_type` negotiates: JSON, ANVL text or an HTML page."""
+    kind = error_type(request)
+    if kind == "application/json":
+        return JSONResponse(error_body(status, message, **extra), status_code=status, headers=headers)
+    heading = title or _TITLES.get(status, "Error")
+    if kind == "text/plain":  # ANVL (draft-kunze-ark-40 §5.2): one element per line, no raw newlines
+        anvl = anvl_record([("error", f"{status} {heading}"), ("message", message)])
+        return PlainTextResponse(anvl, status_code=status, headers=headers)
+    body = (f'<section class="card"><p class="bad">{esc(message)}</p>'
+            '<p><a href="/">Back to the resolver</a></p></section>')
+    return HTMLResponse(page(f"{status} {heading}", body), status_code=status, headers=headers)
+
+
+_TITLES: Final = {
+    400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not found", 405: "Method not allowed",
+    409: "Conflict", 410: "Gone", 413: "Request body too large", 422: "Unprocessable request",
+    503: "Service unavailable",
+}
+
+
+def allowed_methods(request: Request) -> str:
+    """The ``Allow`` header for ``request``'s path: the methods of every route whose path matches it
+    (several routes may serve one path, e.g. ``GET`` and ``PUT /api/v1/bindings``).
+
+    >>> from fastapi.testclient import TestClient
+    >>> from pidkit.web import create_app
+    >>> TestClient(create_app("sqlite:///:memory:")).options("/api/v1/bindings").headers["allow"]
+    'GET, PATCH, PUT'
+    """
+    routes = request.app.router.routes
+    scope = dict(request.scope)
+    allowed = [m for m in _METHODS if any(r.matches({**scope, "method": m})[0] is Match.FULL for r in routes)]
+    return ", ".join(allowed)
+
+
+#: The methods :func:`allowed_methods` tries.
+_METHODS: Final = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def domain_error_response(request: Request, exc: PidkitError) -> Response:
+    """The answer to a domain error: :func:`http_status`, naming the input and the position."""
+    return error_response(request, http_status(exc), str(exc), input=exc.text, position=exc.position)
+
+
+def service_unavailable(request: Request) -> Response:
+    """503 with ``Retry-After``: the store cannot be reached now."""
+    return error_response(request, 503, "the store is unavailable; try again shortly",
+                          headers={"Retry-After": str(RETRY_AFTER)})
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the answers to every error the service knows on ``app`` (the one place they are made).
+
+    >>> from fastapi import FastAPI
+    >>> app = FastAPI()
+    >>> install_error_handlers(app)
+    >>> ApiError in app.exception_handlers and PidkitError in app.exception_handlers
+    True
+    """
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> Response:
+        return error_response(request, exc.status, exc.message, headers=exc.headers, field=exc.field)
+
+    @app.exception_handler(ImportRejectedError)
+    async def _import_rejected(request: Request, exc: ImportRejectedError) -> Response:
+        problems = [{"line": n, "message": m} for n, m in exc.problems]
+        return error_response(request, 422, str(exc), field="body", problems=problems)
+
+    @app.exception_handler(PidkitError)
+    async def _domain_error(request: Request, exc: PidkitError) -> Response:
+        return domain_error_response(request, exc)
+
+    for exc_type in UNAVAILABLE:
+        app.add_exception_handler(exc_type, _unavailable)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        errors = exc.errors()
+        first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        details = [{"field": ".".join(str(p) for p in e.get("loc", ())), "message": str(e.get("msg", ""))}
+                   for e in errors]
+        message = f"{loc}: {first.get('msg', 'invalid')}"
+        return error_response(request, 422, message, field=loc, details=details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        headers = exc.headers
+        if exc.status_code == 405:  # Starlette names the methods of the first route only
+            headers = {**(headers or {}), "Allow": allowed_methods(request)}
+        return error_response(request, exc.status_code, str(exc.detail), headers=headers)
+
+
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    return service_unavailable(request)

@@ -1,0 +1,630 @@
+"""The back office's pages: the dashboard, an ARK's page with its history, create (mint one, bind a given
+ARK, mint N reserved), edit with a preview, withdraw / reinstate, tombstone (reason and a confirmation
+step) and delete a reserved id.
+
+Every page needs a session (:mod:`pidkit.web.sessions`); every ``POST`` carries the session's CSRF token;
+no ``GET`` changes anything.  What a user may see or change is decided by the one scope rule
+(:meth:`pidkit.store.Scope.allows`, as for API keys): an ARK outside the user's scope is "not found",
+whatever its status.  Every change is the store's, made as ``user:NAME`` (the history names the user).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Mapping
+from typing import Final
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from .. import noid
+from ..errors import PidkitError
+from ..store import Binding, HistoryEntry, MinterInfo, Principal, Status, Store, User
+from ..store.keys import ark_key, template_shoulder
+from .auth import form_post
+from .officeviews import (
+    OFFICE_CSS,
+    badge,
+    csrf_field,
+    field,
+    message,
+    office_page,
+    select,
+    textarea,
+    when,
+)
+from .sessions import Signed, signed_in, to_signin, with_headers
+from .stores import store_of
+from .templates import esc
+
+__all__ = ["ERC_LABELS", "router"]
+
+router = APIRouter(include_in_schema=False)
+
+#: ERC elements as people read them.
+ERC_LABELS: Final = {"who": "Who (creator)", "what": "What (title)", "when": "When (date)",
+                     "where": "Where (location)"}  # fmt: skip
+#: Most ids minted at once as reserved.
+MAX_RESERVE: Final = 100
+#: Recent changes on the dashboard, per NAAN.
+RECENT: Final = 10
+
+
+def _user(request: Request) -> Signed | Response:
+    signed = signed_in(request)
+    return to_signin(request) if signed is None else signed
+
+
+def _in_scope(user: User, b: Binding | None) -> Binding | None:
+    """``b`` if the user may see it (the one scope rule), else ``None`` (answered "not found")."""
+    if b is None or b.kind != "ark" or not user.scope.allows(b.naan, b.shoulder):
+        return None
+    return b
+
+
+def _find(store: Store, user: User, ark: str) -> Binding | None:
+    try:
+        return _in_scope(user, store.get_binding(ark))
+    except PidkitError:
+        return None
+
+
+def _not_found(signed: Signed, ark: str) -> Response:
+    text = message(f"No ARK {ark} within your scope ({signed.user.scope}).", bad=True)
+    return office_page("Not found", text + '<p><a href="/office">Back to the dashboard</a></p>', signed,
+                       status=404)
+
+
+def _id_url(key: str) -> str:
+    return "/office/id?" + urllib.parse.urlencode({"ark": key})
+
+
+def _done(key: str) -> Response:
+    return with_headers(RedirectResponse(_id_url(key), status_code=303), OFFICE_CSS)
+
+
+def _minters(store: Store, user: User) -> list[tuple[MinterInfo, str | None]]:
+    """The minters the user may mint with, each with the shoulder it mints on."""
+    out = []
+    for m in store.list_minters():
+        shoulder = template_shoulder(m.template, m.naan)
+        if user.scope.allows(m.naan, shoulder):
+            out.append((m, shoulder))
+    return out
+
+
+# -- dashboard -------------------------------------------------------------------------------------
+@router.get("/office")
+def dashboard(request: Request) -> Response:
+    """Per NAAN and shoulder of the user's scope: bindings by status, ids left in each minter, recent
+    changes."""
+    signed = _user(request)
+    if isinstance(signed, Response):
+        return signed
+    store, user = store_of(request), signed.user
+    naans = [n for n in store.list_naans() if user.admin or n.naan == user.naan]
+    statuses = ("public", "reserved", "unavailable", "tombstoned")
+    minters = _minters(store, user)
+    sections = []
+    for n in naans:
+        counts = store.status_counts(n.naan)
+        shoulders = sorted({s for s, _ in counts} | set(n.shoulders), key=lambda s: s or "")
+        shoulders = [s for s in shoulders if user.scope.allows(n.naan, s)]
+        head = "".join(f'<th scope="col" class="num">{badge(s)}</th>' for s in statuses)
+        body = "".join(
+            f'<tr><th scope="row" class="mono">{esc(s or "(none)")}</th>'
+            + "".join(f'<td class="num">{counts.get((s, st), 0)}</td>' for st in statuses) + "</tr>"
+            for s in shoulders
+        )
+        table = ('<table class="grid"><caption class="muted">ARKs by shoulder and status</caption><thead><tr>'
+                 f'<th scope="col">Shoulder</th>{head}</tr></thead>'
+                 f"<tbody>{body}</tbody></table>")
+        mine = [(m, s) for m, s in minters if m.naan == n.naan]
+        mint_rows = "".join(
+            f'<tr><th scope="row" class="mono">{esc(m.name)}</th><td class="mono">{esc(m.template)}</td>'
+            f'<td class="num">{m.counter}</td><td class="num">{_left(m)}</td></tr>'
+            for m, _ in mine
+        )
+        minter_table = (
+            '<table class="grid"><caption class="muted">Minters</caption><thead><tr>'
+            '<th scope="col">Minter</th>'
+            '<th scope="col">Template</th><th scope="col" class="num">Minted</th>'
+            f'<th scope="col" class="num">Ids left</th></tr></thead><tbody>{mint_rows}</tbody></table>'
+            if mine else '<p class="muted">No minter you may use on this NAAN.</p>'
+        )
+        recent = store.recent_changes(n.naan, None if user.admin else user.shoulder, limit=RECENT)
+        changes = "".join(
+            f'<li>{when(h.at)} <a class="mono" href="{esc(_id_url(h.key))}">{esc(h.key)}</a> '
+            f'{esc(_operation(h))} <span class="who">by {esc(h.principal)}</span></li>'
+            for h in recent
+        ) or '<li class="muted">No change yet.</li>'
+        sections.append(
+            f'<section class="card"><h2>NAAN <span class="mono">{esc(n.naan)}</span> {esc(n.name)}</h2>'
+            f'{table}{minter_table}<h3>Recent changes</h3><ul>{changes}</ul></section>'
+        )
+    body = "".join(sections) or message("No NAAN within your scope is registered in this store.")
+    body = ('<section class="card"><form class="box" method="get" action="/office/id">'
+            '<label for="f-ark">Open an ARK</label><input type="text" id="f-ark" name="ark" required '
+            'autocomplete="off" spellcheck="false"><button type="submit">Open</button></form></section>'
+            + body)
+    return office_page("Dashboard", body, signed)
+
+
+def _left(m: MinterInfo) -> str:
+    capacity = noid.Template.parse(m.template).capacity
+    return "unlimited" if capacity is None else str(max(0, capacity - m.counter))
+
+
+def _operation(h: HistoryEntry) -> str:
+    after = h.after or {}
+    if h.operation == "status" and "status" in after:
+        return f"status → {after['status']}"
+    return {"create": "created", "update": "updated", "tombstone": "tombstoned", "delete": "deleted",
+            "import": "imported"}.get(h.operation, h.operation)  # fmt: skip
+
+
+# -- find ------------------------------------------------------------------------------------------
+#: Results per page of a search.
+PAGE: Final = 50
+
+
+def _prefix(text: str) -> str:
+    """An ARK prefix in any spelling, as the store keys ARKs (normalized when it parses as an ARK).
+
+    >>> _prefix("ark:/99999/fk4-x"), _prefix("  "), _prefix("ark:")
+    ('ark:99999/fk4x', '', 'ark:')
+    """
+    text = text.strip()
+    if not text:
+        return ""
+    try:
+        return ark_key(text).key
+    except PidkitError:
+        return text
+
+
+@router.get("/office/find")
+def find(request: Request, ark: str = "", target: str = "", text: str = "", status: str = "",
+         after: str = "") -> Response:
+    """Search the ARKs of the user's scope by ARK prefix (any spelling), target, metadata text and
+    status; pages in key order; the URL is the search (shareable)."""
+    signed = _user(request)
+    if isinstance(signed, Response):
+        return signed
+    statuses = [("", "Any status"), ("public", "Public"), ("reserved", "Reserved"),
+                ("unavailable", "Withdrawn"), ("tombstoned", "Tombstoned")]  # fmt: skip
+    form = ('<section class="card"><form method="get" action="/office/find">'
+            + field("ark", "ARK begins with", ark, hint="Any spelling: ark:/99999/fk4…, ark:99999/fk4-…")
+            + field("target", "Target contains", target) + field("text", "Metadata contains", text)
+            + select("status", "Status", statuses, status)
+            + '<button type="submit">Find</button></form></section>')  # fmt: skip
+    searched = any((ark.strip(), target, text, status))
+    if not searched:
+        return office_page("Find", form, signed)
+    try:
+        found = store_of(request).find_bindings(
+            signed.user.scope, prefix=_prefix(ark), target=target, text=text,
+            status=status if status in dict(statuses) and status else None, after=after or None, limit=PAGE)
+    except PidkitError as exc:
+        return office_page("Find", message(str(exc), bad=True) + form, signed, status=400)
+    rows = "".join(
+        f'<tr><td><a class="mono" href="{esc(_id_url(b.key))}">{esc(b.key)}</a></td>'
+        f"<td>{badge(b.status)}</td>"
+        f"<td>{esc(b.target or '—')}</td><td>{esc(b.erc.what or '—')}</td></tr>"
+        for b in found
+    )
+    table = ('<table class="grid"><thead><tr><th scope="col">ARK</th><th scope="col">Status</th>'
+             '<th scope="col">Target</th><th scope="col">What</th></tr></thead>'
+             f"<tbody>{rows}</tbody></table>") if found else '<p>No ARK matches.</p>'  # fmt: skip
+    more = ""
+    if len(found) == PAGE:
+        query = {"ark": ark, "target": target, "text": text, "status": status, "after": found[-1].key}
+        more = f'<p><a href="/office/find?{esc(urllib.parse.urlencode(query))}">Next page</a></p>'
+    shown = f"{len(found)} ARKs" + (" (first page)" if not after else f" after {after}")
+    body = form + (f'<section class="card"><h2>Results</h2><p class="muted">{esc(shown)}</p>'
+                   f"{table}{more}</section>")
+    return office_page("Find", body, signed)
+
+
+# -- an ARK's page ---------------------------------------------------------------------------------
+@router.get("/office/id")
+def ark_page(request: Request, ark: str = "") -> Response:
+    """An ARK: target, status, ERC and extra metadata, resolution and ``?info`` URLs, actions, history."""
+    signed = _user(request)
+    if isinstance(signed, Response):
+        return signed
+    b = _find(store_of(request), signed.user, ark)
+    if b is None:
+        return _not_found(signed, ark)
+    base = str(request.base_url).rstrip("/")
+    target = (f'<a href="{esc(b.target)}" rel="noopener noreferrer">{esc(b.target)}</a>'
+              if b.target else '<span class="muted">none</span>')  # fmt: skip
+    facts = [("Status", badge(b.status)), ("Target", target), ("Created", when(b.created)),
+             ("Updated", when(b.updated))]  # fmt: skip
+    if b.status == "unavailable":
+        facts.append(("Reason withdrawn", esc(b.reason or "")))
+    if b.is_tombstoned:
+        facts += [("Tombstoned", when(b.tombstoned_at)), ("Reason", esc(b.tombstone_reason or ""))]
+    facts += [("Resolves at", f'<a class="mono" href="/{esc(b.key)}">{esc(base)}/{esc(b.key)}</a>'),
+              ("Description (?info)",
+               f'<a class="mono" href="/{esc(b.key)}?info">{esc(base)}/{esc(b.key)}?info</a>')]
+    erc = [(ERC_LABELS[k], esc(v) or '<span class="muted">—</span>') for k, v in b.erc.to_dict().items()]
+    extra = [(esc(k), esc(v)) for k, v in b.extra] or [("", '<span class="muted">none</span>')]
+    body = (
+        f'<section class="card">{_table(facts)}</section>'
+        f'<section class="card"><h2>Description (ERC)</h2>{_table(erc)}'
+        f'<h2>Other metadata</h2>{_table(extra)}</section>'
+        f'{_actions(signed, b)}'
+        '<section class="card"><h2>History</h2>'
+        f'{_timeline(store_of(request).history("ark", b.key))}</section>'
+    )
+    return office_page(b.key, body, signed)
+
+
+def _table(pairs: list[tuple[str, str]]) -> str:
+    """Rows of (label HTML, value HTML), both already escaped."""
+    cells = "".join(f'<tr><th scope="row">{k}</th><td>{v}</td></tr>' for k, v in pairs)
+    return f"<table>{cells}</table>"
+
+
+def _post_button(action: str, signed: Signed, key: str, label: str, *, fields: str = "",
+                 style: str = "quiet") -> str:
+    return (f'<form method="post" action="{esc(action)}">{csrf_field(signed)}'
+            f'<input type="hidden" name="ark" value="{esc(key)}">{fields}'
+            f'<button type="submit" class="{style}">{esc(label)}</button></form>')
+
+
+def _actions(signed: Signed, b: Binding) -> str:
+    if b.is_tombstoned:
+        return ""
+    parts = [f'<a href="/office/edit?{urllib.parse.urlencode({"ark": b.key})}">Edit</a>']
+    if b.status == "unavailable" and b.target:
+        parts.append(_post_button("/office/reinstate", signed, b.key, "Reinstate (make public)"))
+    if b.status == "reserved":
+        parts.append(_post_button("/office/delete", signed, b.key, "Delete this reserved id", style="danger"))
+    parts.append(f'<a href="/office/tombstone?{urllib.parse.urlencode({"ark": b.key})}">Tombstone…</a>')
+    withdraw = ""
+    if b.status == "public":
+        withdraw = ('<h3>Withdraw</h3>' + _post_button(
+            "/office/withdraw", signed, b.key, "Withdraw",
+            fields=field("reason", "Reason for withdrawing", required=True,
+                         hint="Shown to visitors; the id can be reinstated later.")))
+    return (f'<section class="card"><h2>Actions</h2><div class="actions">{"".join(parts)}</div>'
+            f"{withdraw}</section>")
+
+
+def _show(value: object) -> str:
+    """A history value for people.
+
+    >>> _show(None), _show(""), _show(False), _show({"who": "", "what": "T"})
+    ('—', '—', 'no', 'what: T')
+    """
+    if value is None or value == "" or value == {}:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):  # an ERC: the elements that have a value
+        return "; ".join(f"{k}: {v}" for k, v in value.items() if v not in ("", None)) or "—"
+    return str(value)
+
+
+def _timeline(entries: list[HistoryEntry]) -> str:
+    items = []
+    for h in reversed(entries):
+        before, after = h.before or {}, h.after or {}
+        names = [n for n in dict.fromkeys([*before, *after])  # a field empty before and after says nothing
+                 if _show(before.get(n)) != "—" or _show(after.get(n)) != "—"]
+        changes = "".join(
+            f'<tr><th scope="row">{esc(_label(n))}</th><td>{esc(_show(before.get(n)))}</td>'
+            f"<td>{esc(_show(after.get(n)))}</td></tr>"
+            for n in names
+        )
+        table = (f'<table class="grid"><thead><tr><th scope="col">Field</th><th scope="col">Before</th>'
+                 f'<th scope="col">After</th></tr></thead><tbody>{changes}</tbody></table>' if names else "")
+        items.append(f"<li><p>{when(h.at)} — <strong>{esc(_operation(h))}</strong> "
+                     f'<span class="who">by {esc(h.principal)}</span></p>{table}</li>')
+    return f'<ol class="timeline">{"".join(items)}</ol>'
+
+
+def _label(name: str) -> str:
+    """A field name in words.
+
+    >>> _label("erc"), _label("tombstone_reason")
+    ('description (ERC)', 'tombstone reason')
+    """
+    return {"erc": "description (ERC)", "support": "commitment (ERC support)",
+            "extra": "other metadata"}.get(name, name.replace("_", " "))  # fmt: skip
+
+
+# -- create ----------------------------------------------------------------------------------------
+def _describe_fields(values: Mapping[str, str], form: str = "f") -> str:
+    return (field("target", "Target URL", values.get("target", ""), form=form, hint="Where the ARK resolves "
+                  "to (http or https); may be empty for a reserved id.")
+            + "".join(field(k, label, values.get(k, ""), form=form) for k, label in ERC_LABELS.items())
+            + textarea("extra", "Other metadata", values.get("extra", ""), form=form,
+                       hint="One element per line as name: value, e.g. dc.title: A title."))  # fmt: skip
+
+
+def _status_field(chosen: str = "public", form: str = "f") -> str:
+    options = [("public", "Public (resolves)"), ("reserved", "Reserved (not yet public)")]
+    return select("status", "Status", options, chosen, form=form)
+
+
+@router.get("/office/create")
+def create_form(request: Request) -> Response:
+    """Mint one on a shoulder the user may use, bind a given ARK, or mint several reserved ids."""
+    signed = _user(request)
+    if isinstance(signed, Response):
+        return signed
+    return _create_page(request, signed)
+
+
+def _create_page(request: Request, signed: Signed, values: Mapping[str, str] | None = None, *,
+                 problem: str = "", status: int = 200) -> Response:
+    values = values or {}
+    minters = _minters(store_of(request), signed.user)
+    options = [(m.name, f"{m.name} — shoulder {s or '(none)'} of NAAN {m.naan}") for m, s in minters]
+    if minters:
+        mint = ('<section class="card"><h2>Mint a new ARK</h2><form method="post" action="/office/mint">'
+                + csrf_field(signed) + select("minter", "Minter", options, values.get("minter", ""))
+                + _describe_fields(values) + _status_field(values.get("status", "public"))
+                + '<button type="submit">Mint</button></form></section>'
+                '<section class="card"><h2>Mint reserved ids for later</h2>'
+                '<form method="post" action="/office/reserve">' + csrf_field(signed)
+                + select("minter", "Minter", options, values.get("minter", ""), form="r")
+                + field("count", "How many", values.get("count", "10"), kind="number",
+                        extra=f' min="1" max="{MAX_RESERVE}"', hint=f"1 to {MAX_RESERVE}.")
+                + '<button type="submit">Mint reserved ids</button></form></section>')  # fmt: skip
+    else:
+        mint = message("No minter within your scope: ask an administrator to create one.")
+    bind = ('<section class="card"><h2>Bind a given ARK</h2><form method="post" action="/office/bind">'
+            + csrf_field(signed)
+            + field("ark", "ARK", values.get("ark", ""), required=True, hint="For example ark:99999/fk4abc.",
+                    form="b")
+            + _describe_fields({}, form="b") + _status_field(form="b")
+            + '<button type="submit">Bind</button></form></section>')  # fmt: skip
+    body = (message(problem, bad=True) if problem else "") + mint + bind
+    return office_page("Create", body, signed, status=status)
+
+
+def _extra(text: str) -> dict[str, str]:
+    """``name: value`` lines → extra elements (the store checks the names).
+
+    >>> _extra("dc.title: A title\\n\\napp:x: y")
+    {'dc.title': 'A title', 'app:x': 'y'}
+    """
+    out: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        name, sep, value = line.partition(": ")
+        if not sep:
+            name, sep, value = line.rstrip().partition(":")
+            if not sep or value:
+                raise PidkitError(f"other metadata, line {number}: write name: value", text=line)
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _erc(form: Mapping[str, str]) -> dict[str, str]:
+    return {k: form.get(k, "").strip() for k in ERC_LABELS}
+
+
+@form_post(router, "/office/mint")
+def mint_one(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """Mint one ARK with a minter of the user's scope and bind it."""
+    store, who = store_of(request), Principal.user(signed.user.name)
+    allowed = {m.name for m, _ in _minters(store, signed.user)}
+    if form.get("minter") not in allowed:
+        return _create_page(request, signed, form, problem="Choose a minter of your scope.", status=403)
+    status: Status = "reserved" if form.get("status") == "reserved" else "public"
+    try:
+        extra = _extra(form.get("extra", ""))
+        target = form.get("target", "").strip() or None
+        if status == "public" and target is None:
+            raise PidkitError("a public ARK needs a target URL")
+        ark = store.mint(form["minter"], 1, principal=who)[0]
+        b = store.bind(ark, target, erc=_erc(form), status=status, extra=extra or None, principal=who)
+    except PidkitError as exc:
+        return _create_page(request, signed, form, problem=str(exc), status=400)
+    return _done(b.key)
+
+
+@form_post(router, "/office/reserve")
+def reserve(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """Mint N ids and bind each as reserved."""
+    store, who = store_of(request), Principal.user(signed.user.name)
+    if form.get("minter") not in {m.name for m, _ in _minters(store, signed.user)}:
+        return _create_page(request, signed, form, problem="Choose a minter of your scope.", status=403)
+    count = form.get("count", "")
+    if not count.isdigit() or not 1 <= int(count) <= MAX_RESERVE:
+        return _create_page(request, signed, form, problem=f"How many: 1 to {MAX_RESERVE}.", status=400)
+    try:
+        arks = [store.bind(a, None, status="reserved", principal=who).key
+                for a in store.mint(form["minter"], int(count), principal=who)]  # fmt: skip
+    except PidkitError as exc:
+        return _create_page(request, signed, form, problem=str(exc), status=400)
+    items = "".join(f'<li><a class="mono" href="{esc(_id_url(a))}">{esc(a)}</a></li>' for a in arks)
+    body = message(f"{len(arks)} reserved ids minted.") + f'<section class="card"><ul>{items}</ul></section>'
+    return office_page("Reserved ids", body, signed)
+
+
+@form_post(router, "/office/bind")
+def bind_given(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """Bind a given ARK of the user's scope (a new binding: an existing one is edited instead)."""
+    store, who = store_of(request), Principal.user(signed.user.name)
+    text = form.get("ark", "").strip()
+    status: Status = "reserved" if form.get("status") == "reserved" else "public"
+    try:
+        k = ark_key(text)
+        if not signed.user.scope.allows(k.naan, k.shoulder):
+            return _create_page(request, signed, form, status=403,
+                                problem=f"{k.key} is outside your scope ({signed.user.scope}).")
+        if store.get_binding(k.key) is not None:
+            raise PidkitError("already bound: open it and edit it", text=k.key)
+        target = form.get("target", "").strip() or None
+        if status == "public" and target is None:
+            raise PidkitError("a public ARK needs a target URL")
+        extra = _extra(form.get("extra", "")) or None
+        b = store.bind(text, target, erc=_erc(form), status=status, extra=extra, principal=who)
+    except PidkitError as exc:
+        return _create_page(request, signed, form, problem=str(exc), status=400)
+    return _done(b.key)
+
+
+# -- edit with a preview ---------------------------------------------------------------------------
+def _current_values(b: Binding) -> dict[str, str]:
+    values = {"target": b.target or "", **b.erc.to_dict()}
+    values["extra"] = "\n".join(f"{k}: {v}" for k, v in b.extra)
+    return values
+
+
+@router.get("/office/edit")
+def edit_form(request: Request, ark: str = "") -> Response:
+    """The edit form, filled with the binding's values."""
+    signed = _user(request)
+    if isinstance(signed, Response):
+        return signed
+    b = _find(store_of(request), signed.user, ark)
+    if b is None or b.is_tombstoned:
+        return _not_found(signed, ark)
+    return _edit_page(signed, b, _current_values(b))
+
+
+def _edit_page(signed: Signed, b: Binding, values: Mapping[str, str], *, preview: str = "",
+               problem: str = "", status: int = 200) -> Response:
+    form = (f'<section class="card"><form method="post" action="/office/edit">{csrf_field(signed)}'
+            f'<input type="hidden" name="ark" value="{esc(b.key)}">{_describe_fields(values)}'
+            '<button type="submit">Preview the changes</button></form></section>')  # fmt: skip
+    body = (message(problem, bad=True) if problem else "") + preview + form
+    return office_page(f"Edit {b.key}", body, signed, status=status)
+
+
+@form_post(router, "/office/edit")
+def edit(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """First a preview of what changes (field, now, after); applied only when confirmed."""
+    store = store_of(request)
+    b = _find(store, signed.user, form.get("ark", ""))
+    if b is None or b.is_tombstoned:
+        return _not_found(signed, form.get("ark", ""))
+    try:
+        extra = _extra(form.get("extra", ""))
+    except PidkitError as exc:
+        return _edit_page(signed, b, form, problem=str(exc), status=400)
+    target = form.get("target", "").strip()
+    erc = {k: v for k, v in _erc(form).items() if v != getattr(b.erc, k)}
+    extra_change: dict[str, str | None] = {k: v for k, v in extra.items() if b.extra_dict.get(k) != v}
+    extra_change |= {k: None for k in b.extra_dict if k not in extra}
+    changes = ([("Target URL", b.target or "", target)] if target != (b.target or "") else [])
+    changes += [(ERC_LABELS[k], getattr(b.erc, k), v) for k, v in erc.items()]
+    changes += [(f"other metadata: {k}", b.extra_dict.get(k, ""), v or "(removed)")
+                for k, v in extra_change.items()]
+    if not changes:
+        return _edit_page(signed, b, form, preview=message("Nothing changes."))
+    if form.get("confirm") != "yes":
+        rows = "".join(f'<tr><th scope="row">{esc(n)}</th><td>{esc(old or "—")}</td>'
+                       f'<td>{esc(new or "—")}</td></tr>' for n, old, new in changes)
+        hidden = "".join(f'<input type="hidden" name="{esc(k)}" value="{esc(v)}">' for k, v in form.items()
+                         if k not in ("csrf", "confirm"))  # fmt: skip
+        preview = ('<section class="card"><h2>These fields change</h2><table class="grid"><thead><tr>'
+                   '<th scope="col">Field</th><th scope="col">Now</th><th scope="col">After</th></tr></thead>'
+                   f"<tbody>{rows}</tbody></table>"
+                   f'<form method="post" action="/office/edit">{csrf_field(signed)}{hidden}'
+                   '<input type="hidden" name="confirm" value="yes">'
+                   '<button type="submit">Apply these changes</button></form></section>')  # fmt: skip
+        return _edit_page(signed, b, form, preview=preview)
+    try:
+        store.bind(b.key, target if target != (b.target or "") else None, erc=erc or None,
+                   extra=extra_change or None, principal=Principal.user(signed.user.name))
+    except PidkitError as exc:
+        return _edit_page(signed, b, form, problem=str(exc), status=400)
+    return _done(b.key)
+
+
+# -- status changes --------------------------------------------------------------------------------
+def _scoped(request: Request, signed: Signed, form: dict[str, str]) -> Binding | Response:
+    """The posted form's ARK if it is within the user's scope, else the "not found" answer."""
+    b = _find(store_of(request), signed.user, form.get("ark", ""))
+    return _not_found(signed, form.get("ark", "")) if b is None else b
+
+
+def _refused(signed: Signed, b: Binding, problem: str) -> Response:
+    back = f'<p><a href="{esc(_id_url(b.key))}">Back to {esc(b.key)}</a></p>'
+    return office_page(b.key, message(problem, bad=True) + back, signed, status=409)
+
+
+@form_post(router, "/office/withdraw")
+def withdraw(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """Make a public ARK unavailable, with a reason (reversible)."""
+    b = _scoped(request, signed, form)
+    if isinstance(b, Response):
+        return b
+    try:
+        store_of(request).bind(b.key, status="unavailable", reason=form.get("reason", "").strip() or None,
+                               principal=Principal.user(signed.user.name))
+    except PidkitError as exc:
+        return _refused(signed, b, str(exc))
+    return _done(b.key)
+
+
+@form_post(router, "/office/reinstate")
+def reinstate(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """Make a withdrawn ARK public again."""
+    b = _scoped(request, signed, form)
+    if isinstance(b, Response):
+        return b
+    try:
+        store_of(request).bind(b.key, status="public", principal=Principal.user(signed.user.name))
+    except PidkitError as exc:
+        return _refused(signed, b, str(exc))
+    return _done(b.key)
+
+
+@form_post(router, "/office/delete")
+def delete(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """Delete a reserved id that was never public (it stays held: never minted again)."""
+    b = _scoped(request, signed, form)
+    if isinstance(b, Response):
+        return b
+    try:
+        store_of(request).delete("ark", b.key, principal=Principal.user(signed.user.name))
+    except PidkitError as exc:
+        return _refused(signed, b, str(exc))
+    body = message(f"{b.key} deleted; it stays held and is never minted again.")
+    return office_page("Deleted", body + '<p><a href="/office">Back to the dashboard</a></p>', signed)
+
+
+@router.get("/office/tombstone")
+def tombstone_form(request: Request, ark: str = "") -> Response:
+    """The confirmation step of a tombstone: a reason and an explicit confirmation."""
+    signed = _user(request)
+    if isinstance(signed, Response):
+        return signed
+    b = _find(store_of(request), signed.user, ark)
+    if b is None or b.is_tombstoned:
+        return _not_found(signed, ark)
+    body = (message("A tombstone is permanent: the ARK never resolves again and is never reissued.", bad=True)
+            + f'<section class="card"><form method="post" action="/office/tombstone">{csrf_field(signed)}'
+            f'<input type="hidden" name="ark" value="{esc(b.key)}">'
+            + field("reason", "Reason", required=True, hint="Shown to visitors of the ARK.")
+            + '<p class="field check">'
+            '<input type="checkbox" id="f-confirm" name="confirm" value="yes" required>'
+            f' <label for="f-confirm">I understand that {esc(b.key)} is withdrawn for good</label></p>'
+            '<button type="submit" class="danger">Tombstone</button></form></section>')
+    return office_page(f"Tombstone {b.key}", body, signed)
+
+
+@form_post(router, "/office/tombstone")
+def tombstone(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """Tombstone an ARK: needs the reason and the confirmation box."""
+    b = _scoped(request, signed, form)
+    if isinstance(b, Response):
+        return b
+    reason = form.get("reason", "").strip()
+    if form.get("confirm") != "yes" or not reason:
+        return _refused(signed, b, "A tombstone needs a reason and the confirmation box ticked: "
+                        "nothing changed.")
+    store_of(request).tombstone(b.key, reason, principal=Principal.user(signed.user.name))
+    return _done(b.key)
+
+

@@ -1,0 +1,130 @@
+"""The back office in a real browser (Debian's /usr/bin/chromium driven by Playwright), against the demo
+server as a process: sign in → mint → edit (with its preview) → withdraw → sign out, at 390 px and at a
+desktop width.  Every page: no Content-Security-Policy violation (the policy is enforced), nothing wider
+than the screen, and axe-core (vendored, ``AXE.md``) finds no serious or critical accessibility problem.
+Screenshots of every step are saved under the test's temporary directory."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from test_browser import ARGS, CHROMIUM, VIEWPORTS, _need_browser
+
+from test_demo import demo_server, free_port
+
+AXE = Path(__file__).resolve().parent / "axe.min.js"
+SIGNIN = re.compile(r"demo back office: (\S+)  user (\S+)  password (\S+)  \(shown once\)")
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
+    with demo_server(tmp_path_factory.mktemp("office-e2e"), free_port()) as (base, _, output):
+        found = SIGNIN.search(output)
+        assert found is not None, output
+        yield base, found[2], found[3]
+
+
+def _axe(page: Any, where: str) -> None:
+    """Run axe-core on the page: no serious or critical violation."""
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
+    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result
+           if v["impact"] in ("serious", "critical")]  # fmt: skip
+    assert not bad, (where, bad)
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str, tmp_path: Path) -> None:
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    base, user, password = office
+    size = VIEWPORTS[viewport]
+    shots: list[Path] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport=size)  # type: ignore[arg-type]
+            violations: list[str] = []
+            page.on("console", lambda m: violations.append(m.text) if "Security Policy" in m.text else None)
+            page.route("https://example.org/**", lambda route: route.abort())  # targets are never fetched
+
+            def check(step: str) -> None:
+                width = page.evaluate("document.documentElement.scrollWidth")
+                assert width <= size["width"], (step, width)
+                shot = tmp_path / f"{step}-{viewport}.png"
+                page.screenshot(path=str(shot), full_page=True)
+                shots.append(shot)
+                _axe(page, step)
+
+            page.goto(base + "office")  # not signed in: to the sign-in page
+            assert "/office/signin" in page.url
+            check("signin")
+            page.get_by_label("User name").fill(user)
+            page.get_by_label("Password").fill("not the password")
+            page.get_by_role("button", name="Sign in").click()
+            assert page.get_by_role("alert").is_visible()  # refused, said so
+            page.get_by_label("User name").fill(user)
+            page.get_by_label("Password").fill(password)
+            page.get_by_label("Password").press("Enter")
+            page.wait_for_url("**/office")
+            assert page.get_by_role("heading", name="Dashboard").is_visible()
+            check("dashboard")
+
+            page.get_by_role("link", name="Create").click()
+            check("create")
+            form = page.locator("form[action='/office/mint']")
+            form.get_by_label("Target URL").fill(f"https://example.org/e2e/{viewport}")
+            form.get_by_label("What (title)").fill(f"Made in a browser ({viewport})")
+            form.get_by_label("Other metadata").fill("dc.type: Text")
+            form.get_by_role("button", name="Mint").click()
+            page.wait_for_url("**/office/id?ark=*")
+            ark = page.locator("h1").inner_text()
+            assert ark.startswith("ark:99999/fk4")
+            assert page.get_by_role("cell", name=f"Made in a browser ({viewport})", exact=True).is_visible()
+            assert page.get_by_text("by user:demo").first.is_visible()
+            check("ark")
+
+            page.get_by_role("link", name="Edit").click()
+            page.get_by_label("Target URL").fill(f"https://example.org/e2e/{viewport}/moved")
+            page.get_by_role("button", name="Preview the changes").click()
+            assert page.get_by_role("heading", name="These fields change").is_visible()
+            check("edit-preview")
+            page.get_by_role("button", name="Apply these changes").click()
+            page.wait_for_url("**/office/id?ark=*")
+            assert page.get_by_role("link", name=f"https://example.org/e2e/{viewport}/moved").is_visible()
+
+            page.get_by_label("Reason for withdrawing").fill("moved to another catalogue")
+            page.get_by_role("button", name="Withdraw").click()
+            page.wait_for_url("**/office/id?ark=*")
+            assert page.get_by_text("withdrawn", exact=True).first.is_visible()
+            assert page.get_by_text("moved to another catalogue").first.is_visible()
+            check("withdrawn")
+
+            page.get_by_role("link", name="Find").click()
+            page.get_by_label("ARK begins with").fill(ark)
+            page.get_by_label("Status").select_option("unavailable")
+            page.get_by_role("button", name="Find").click()
+            page.wait_for_url("**/office/find?*")
+            assert page.get_by_role("link", name=ark).is_visible()
+            check("find")
+
+            page.get_by_role("link", name="API keys").click()
+            check("keys")
+            page.get_by_role("button", name="Sign out", exact=True).click()
+            page.wait_for_url("**/office/signin")
+            page.goto(base + "office")
+            assert "/office/signin" in page.url  # the session is gone
+            assert not violations, violations
+        finally:
+            browser.close()
+    assert all(s.stat().st_size > 0 for s in shots)
+    print(f"screenshots: {tmp_path}")

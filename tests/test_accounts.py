@@ -1,0 +1,235 @@
+"""Back-office accounts (issue 14): users with Argon2id passwords, sessions, the sign-in rate limit, one
+scope rule for users and API keys, and ``pidkit user`` — on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pidkit.errors import ConflictError, NotFoundError, StoreError
+from pidkit.store import ApiKey, Scope, Store, User, open_store
+from pidkit.store.accounts import (
+    MAX_FAILURES_PER_ADDRESS,
+    MAX_FAILURES_PER_USER,
+    SignInRefusedError,
+    TooManySignInsError,
+)
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "postgres":
+        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+        url = new_url()
+    else:
+        url = f"sqlite:///{tmp_path / 'a.db'}"
+    with open_store(url) as s:
+        yield s
+
+
+def test_password_is_hashed_with_argon2id_and_never_stored(store: Store) -> None:
+    store.add_user("ann", PASSWORD, naan="99999", shoulder="fk4")
+    import io
+
+    out = io.StringIO()
+    store.dump(out)
+    assert PASSWORD not in out.getvalue()
+    assert '"password_hash":"$argon2id$' in out.getvalue()
+    assert PASSWORD not in str(store.history("user", "ann"))
+    assert store.check() == []
+
+
+def test_add_user_refuses_bad_input(store: Store) -> None:
+    store.add_user("ann", PASSWORD, naan="99999")
+    with pytest.raises(ConflictError, match="exists"):
+        store.add_user("ann", PASSWORD, naan="99999")
+    with pytest.raises(StoreError, match="10 to 1024"):
+        store.add_user("bob", "short", naan="99999")
+    with pytest.raises(StoreError, match="user name"):
+        store.add_user("<b>", PASSWORD, naan="99999")
+    assert [u.name for u in store.list_users()] == ["ann"]
+
+
+def test_sign_in_session_and_sign_out(store: Store) -> None:
+    store.add_user("ann", PASSWORD, naan="99999", shoulder="fk4")
+    user, info, token = store.sign_in("ann", PASSWORD, address="192.0.2.1")
+    assert user.scope == Scope("99999", "fk4")
+    found = store.session(token)
+    assert found is not None and found[1].csrf == info.csrf and found[0].name == "ann"
+    assert store.session(token + "x") is None
+    assert store.session("") is None
+    store.end_session(token)
+    assert store.session(token) is None
+
+
+def test_wrong_password_and_unknown_user_get_one_message(store: Store) -> None:
+    store.add_user("ann", PASSWORD, naan="99999")
+    with pytest.raises(SignInRefusedError) as wrong:
+        store.sign_in("ann", PASSWORD + "!", address="192.0.2.1")
+    with pytest.raises(SignInRefusedError) as unknown:
+        store.sign_in("zed", PASSWORD, address="192.0.2.1")
+    assert str(wrong.value) == str(unknown.value)
+
+
+def test_expired_session_is_refused(store: Store) -> None:
+    store.add_user("ann", PASSWORD, naan="99999")
+    _, _, token = store.sign_in("ann", PASSWORD, address="a", lifetime=_dt.timedelta(seconds=-1))
+    assert store.session(token) is None
+
+
+def test_sign_out_everywhere_disable_and_passwd_end_sessions(store: Store) -> None:
+    store.add_user("ann", PASSWORD, naan="99999")
+    tokens = [store.sign_in("ann", PASSWORD, address="a")[2] for _ in range(2)]
+    assert store.end_sessions("ann") == 2
+    assert all(store.session(t) is None for t in tokens)
+    token = store.sign_in("ann", PASSWORD, address="a")[2]
+    store.set_password("ann", PASSWORD + " staple")
+    assert store.session(token) is None
+    with pytest.raises(SignInRefusedError):
+        store.sign_in("ann", PASSWORD, address="a")
+    token = store.sign_in("ann", PASSWORD + " staple", address="a")[2]
+    store.disable_user("ann")
+    assert store.session(token) is None
+    with pytest.raises(SignInRefusedError):
+        store.sign_in("ann", PASSWORD + " staple", address="a")
+    assert [h.operation for h in store.history("user", "ann")] == ["user.add", "user.passwd", "user.disable"]
+    with pytest.raises(NotFoundError):
+        store.disable_user("zed")
+
+
+def test_rate_limit_per_account_refuses_even_the_right_password(store: Store) -> None:
+    store.add_user("ann", PASSWORD, naan="99999")
+    for i in range(MAX_FAILURES_PER_USER):
+        with pytest.raises(SignInRefusedError):
+            store.sign_in("ann", "wrong password", address=f"192.0.2.{i}")
+    with pytest.raises(TooManySignInsError, match="this account") as refused:
+        store.sign_in("ann", PASSWORD, address="192.0.2.99")
+    assert 0 < refused.value.retry_after <= 15 * 60 + 1
+
+
+def test_rate_limit_per_address(store: Store) -> None:
+    store.add_user("ann", PASSWORD, naan="99999")
+    for i in range(MAX_FAILURES_PER_ADDRESS):
+        with pytest.raises(SignInRefusedError):
+            store.sign_in(f"nobody{i}", "wrong password", address="198.51.100.7")
+    with pytest.raises(TooManySignInsError, match="this address"):
+        store.sign_in("ann", PASSWORD, address="198.51.100.7")
+    assert store.sign_in("ann", PASSWORD, address="198.51.100.8")[0].name == "ann"
+
+
+def test_one_scope_rule_for_users_and_api_keys() -> None:
+    """ApiKey.allows and User.scope both decide through Scope.allows (DESIGN.md: one function)."""
+    cases = [("99999", "fk4"), ("99999", "b5"), ("12345", "fk4"), ("99999", None)]
+    for naan, shoulder in [("99999", None), ("99999", "fk4")]:
+        key = ApiKey("k", naan, shoulder)
+        user = User("u", naan, shoulder)
+        for case in cases:
+            assert key.allows(*case) == user.scope.allows(*case) == Scope(naan, shoulder).allows(*case)
+    assert User("root", "99999", admin=True).scope.allows("12345", "x")
+    revoked = ApiKey("k", "99999", revoked_at=_dt.datetime.now(_dt.UTC))
+    assert not revoked.allows("99999")
+
+
+def test_user_owned_api_key(store: Store) -> None:
+    key, secret = store.create_api_key("99999", "fk4", label="mine", owner="ann")
+    assert key.owner == "ann"
+    assert store.verify_api_key(secret) == key
+    assert store.history("api_key", key.key_id)[0].after == {
+        "label": "mine", "naan": "99999", "owner": "ann", "shoulder": "fk4"}
+    assert store.check() == ["API key " + key.key_id + ": owner ann is not a user"]
+
+
+def _pidkit(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pidkit", *args], input=stdin, capture_output=True,
+                          text=True, timeout=120, env={**os.environ})  # fmt: skip
+
+
+def test_cli_user_commands(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+    assert _pidkit("init", "--db", db).returncode == 0
+    done = _pidkit("user", "add", "ann", "--naan", "99999", "--shoulder", "fk4", "--password-stdin",
+                   "--db", db, stdin=PASSWORD + "\n")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert PASSWORD not in done.stdout + done.stderr
+    assert "scope 99999/fk4" in done.stderr
+    done = _pidkit("user", "add", "root", "--naan", "99999", "--admin", "--password-stdin", "--db", db,
+                   stdin=PASSWORD + "\n")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    listed = _pidkit("user", "list", "--db", db).stdout.splitlines()
+    assert [line.split("\t")[:4] for line in listed] == [
+        ["ann", "99999", "99999/fk4", "user"], ["root", "99999", "*", "admin"]]
+    done = _pidkit("user", "passwd", "ann", "--password-stdin", "--db", db, stdin="another good one\n")
+    assert done.returncode == 0, done.stderr
+    with open_store(db) as s:
+        assert s.sign_in("ann", "another good one", address="t")[0].name == "ann"
+    done = _pidkit("user", "disable", "ann", "--db", db)
+    assert done.returncode == 0 and done.stdout.split("\t")[-1].strip() != "-"
+    with open_store(db) as s:
+        assert not s.get_user("ann").active
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "code", "message"),
+    [
+        (["user", "add", "bob", "--naan", "99999", "--password-stdin"], "short\n", 1, "10 to 1024"),
+        (["user", "add", "bob", "--naan", "99999"], "", 2, "use --password-stdin"),
+        (["user", "add", "bob", "--naan", "99999", "--password-stdin"], "\n", 2, "empty password"),
+        (["user", "add", "b b", "--naan", "99999", "--password-stdin"], PASSWORD + "\n", 1, "'b b'"),
+        (["user", "disable", "zed"], None, 1, "no such user in 'zed'"),
+        (["user", "add", "bob"], None, 2, "--naan"),
+    ],
+)
+def test_cli_user_errors_are_one_line(
+    tmp_path: Path, args: list[str], stdin: str | None, code: int, message: str
+) -> None:
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+    assert _pidkit("init", "--db", db).returncode == 0
+    done = _pidkit(*args, "--db", db, stdin=stdin)
+    assert done.returncode == code, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    if code == 1:
+        assert done.stderr.startswith("pidkit: error: ") and done.stderr.count("\n") == 1
+
+
+def test_cookie_key_is_shared_by_every_opener_and_never_dumped(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'k.db'}"
+    with open_store(url) as one, open_store(url) as two:
+        key = one.cookie_key()
+        assert len(key) == 32 and two.cookie_key() == key == one.cookie_key()
+        import io
+
+        out = io.StringIO()
+        one.dump(out)
+        assert key.hex() not in out.getvalue() and "service_secrets" not in out.getvalue()
+
+
+def test_an_overlong_password_is_refused_and_counted(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never hashed (no Argon2 work for a huge body), and counted as a failure."""
+    import pidkit.store.accounts as accounts
+
+    store.add_user("ann", PASSWORD, naan="99999")
+    verify = accounts._verify
+    hashed: list[int] = []
+
+    def counting(digest: str, password: str) -> bool:
+        hashed.append(len(password))
+        return verify(digest, password)
+
+    monkeypatch.setattr(accounts, "_verify", counting)
+    with pytest.raises(SignInRefusedError):
+        store.sign_in("ann", PASSWORD + "x" * 2000, address="a")
+    for _ in range(MAX_FAILURES_PER_USER - 1):
+        with pytest.raises(SignInRefusedError):
+            store.sign_in("ann", "x" * 5000, address="a")
+    with pytest.raises(TooManySignInsError):
+        store.sign_in("ann", PASSWORD, address="b")
+    assert hashed == []

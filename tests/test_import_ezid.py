@@ -1,0 +1,297 @@
+"""EZID batch download import (pidkit.importers.ezid): the three formats, compression, status and
+metadata decisions, all-or-nothing, resumable, and no id ever minted twice.
+
+The fixtures in ``tests/data/importers/ezid/`` are written from EZID's API documentation (its batch
+download examples, plus records of our own on the small shoulder ``fk5``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from _importcheck import compact, mint_everything, minted_and_held, space, tables
+from pidkit import importers
+from pidkit.importers import ImportRefusedError, SourceError
+from pidkit.importers.ezid import read_anvl, unescape
+from pidkit.store import Store, open_store
+
+DATA = Path(__file__).parent / "data" / "importers" / "ezid"
+ANVL = DATA / "download.anvl.txt"
+CSV = DATA / "download.csv"
+XML = DATA / "download.xml"
+#: "Billion laughs": expat refuses the expansion instead of building gigabytes.
+LAUGHS = (
+    b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa">'
+    + b"".join(f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">'.encode() for i in range(8))
+    + b"]><records><record identifier='ark:/1/x'><element name='erc.who'>&i;</element></record></records>"
+)
+#: The ARKs of the CSV and XML downloads (the ANVL one adds fk5-44 and fk561).
+ARKS = {"ark:99999/fk4gt78tq", "ark:99999/fk512", "ark:99999/fk537"}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest) -> Iterator[Store]:
+    if request.param == "postgres":
+        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+        url = new_url()
+    else:
+        url = "sqlite:///:memory:"
+    with open_store(url) as s:
+        yield s
+
+
+@pytest.fixture
+def sqlite_store() -> Iterator[Store]:
+    with open_store("sqlite:///:memory:") as s:
+        yield s
+
+
+def _compressed(path: Path, how: str, tmp: Path) -> Path:
+    if how == "gzip":
+        out = tmp / (path.name + ".gz")
+        out.write_bytes(gzip.compress(path.read_bytes()))
+        return out
+    if how == "zip":
+        out = tmp / (path.name + ".zip")
+        with zipfile.ZipFile(out, "w") as z:
+            z.write(path, path.name)
+        return out
+    return path
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "zip"])
+@pytest.mark.parametrize("download", [CSV, XML], ids=["csv", "xml"])
+def test_formats_and_compressions_import_the_same(
+    download: Path, compression: str, tmp_path: Path, sqlite_store: Store
+) -> None:
+    report = importers.run("ezid", _compressed(download, compression, tmp_path), sqlite_store)
+    assert report.count("imported") == 3
+    assert [o.id for o in report.by_action("skipped")] == ["doi:10.5072/FK2S75905Q"]
+    proust = sqlite_store.get_binding("ark:/99999/fk4gt78tq")
+    assert proust is not None
+    assert (proust.target, proust.status, proust.erc.who, proust.erc.what, proust.erc.when) == (
+        "http://www.gutenberg.org/ebooks/7178", "public", "Proust, Marcel",
+        "Remembrance of Things Past", "1922",
+    )  # fmt: skip
+    assert proust.created == _dt.datetime.fromtimestamp(1300812337, _dt.UTC)
+    assert proust.updated == _dt.datetime.fromtimestamp(1300913550, _dt.UTC)
+    reserved = sqlite_store.get_binding("ark:99999/fk537")
+    assert reserved is not None and reserved.status == "reserved"
+    assert reserved.target == "https://ezid.cdlib.org/id/ark:/99999/fk537"
+    assert {b.key for b in sqlite_store.list_bindings("99999")} == ARKS
+    assert compact(minted_and_held(sqlite_store)) == ARKS  # every imported id is in the minted log
+    assert sqlite_store.check() == []
+
+
+def test_csv_iso_timestamps_and_converted_line_ends(sqlite_store: Store) -> None:
+    importers.run("ezid", CSV, sqlite_store)
+    b = sqlite_store.get_binding("ark:99999/fk512")
+    assert b is not None
+    assert b.created == _dt.datetime(2020, 9, 13, 12, 26, 40, tzinfo=_dt.UTC)  # convertTimestamps=yes form
+    assert b.erc.what == "Notes on 100% cotton: a study second line"  # CSV turns line ends into spaces
+
+
+def test_anvl_percent_encoding_is_undone(sqlite_store: Store) -> None:
+    importers.run("ezid", ANVL, sqlite_store)
+    b = sqlite_store.get_binding("ark:99999/fk512")
+    assert b is not None and b.erc.what == "Notes on 100% cotton: a study\nsecond line"
+    assert unescape("%25%3A%0D%0A") == "%:\r\n"
+
+
+def test_extra_metadata_and_unavailable_are_kept(store: Store) -> None:
+    report = importers.run("ezid", ANVL, store)  # no consent needed: the store holds both now
+    assert report.count("imported") == 5 and report.count("skipped") == 1 and report.count("refused") == 0
+    dc = store.get_binding("ark:99999/fk544")  # ark:/99999/fk5-44 normalized (§3.2)
+    assert dc is not None and dc.text == "ark:/99999/fk5-44"
+    assert dc.extra_dict == {
+        "dc.creator": "Kunze, John",
+        "dc.title": "Towards Electronic Persistence Using ARK Identifiers",
+    }
+    withdrawn = store.get_binding("ark:99999/fk561")
+    assert withdrawn is not None
+    assert (withdrawn.status, withdrawn.reason) == ("unavailable", "withdrawn by author")
+    assert withdrawn.target == "https://example.org/objects/61"  # kept: unavailable is reversible
+    assert store.resolve("ark:99999/fk561") is not None
+    # only EZID's administrative elements are left out, and named
+    by_id = {o.id: o for o in report.outcomes}
+    assert by_id["ark:/99999/fk5-44"].dropped == ("_export", "_owner", "_ownergroup", "_profile")
+    lines = report.lines()
+    assert lines[0] == (f"ezid from {ANVL}: 5 imported, 1 skipped, 0 refused, 0 kept as they were")
+    assert "line 14: doi:10.5072/FK2S75905Q skipped (not an ARK (doi): pidkit imports ARKs only)" in lines
+    assert store.check() == []
+
+
+def test_unavailable_without_a_reason_gets_one(tmp_path: Path, store: Store) -> None:
+    dl = tmp_path / "dl.txt"
+    dl.write_text(":: ark:/99999/fk4x\n_status: unavailable\n_target: https://e.org/x\n")
+    importers.run("ezid", dl, store)
+    b = store.get_binding("ark:99999/fk4x")
+    assert b is not None and (b.status, b.reason) == ("unavailable", "unavailable in EZID (no reason given)")
+    assert store.check() == []
+
+
+def test_an_element_name_the_store_refuses_is_refused_without_consent(tmp_path: Path, store: Store) -> None:
+    dl = tmp_path / "dl.txt"
+    dl.write_text(
+        ":: ark:/99999/fk4a\n_target: https://e.org/a\ndc.title: A\n\n"
+        ":: ark:/99999/fk4b\n_target: https://e.org/b\nerc: who: x%0Awhat: y\nmy%20title: B\n"
+    )
+    with pytest.raises(ImportRefusedError) as caught:
+        importers.run("ezid", dl, store)
+    refused = caught.value.report.by_action("refused")
+    assert [(o.where, o.id) for o in refused] == [("line 5", "ark:/99999/fk4b")]
+    assert refused[0].reason.startswith("element names the store refuses: erc (the ?info record writes")
+    assert "my title (no whitespace" in refused[0].reason
+    assert refused[0].reason.endswith("drop_extra / --drop-extra leaves them out")
+    assert "1 record refused, nothing imported; first: line 5" in str(caught.value)
+    assert all(not rows for rows in tables(store).values())  # all or nothing: not even the good record
+    report = importers.run("ezid", dl, store, drop_extra=True)
+    assert {o.id: o.dropped for o in report.outcomes}["ark:/99999/fk4b"] == ("erc", "my title")
+    b = store.get_binding("ark:99999/fk4b")
+    assert b is not None and b.extra == ()
+    a = store.get_binding("ark:99999/fk4a")
+    assert a is not None and a.extra_dict == {"dc.title": "A"}
+    assert store.check() == []
+
+
+def test_a_rerun_writes_nothing_and_an_interrupted_import_completes(tmp_path: Path, store: Store) -> None:
+    first_two = tmp_path / "part.txt"  # what an earlier run that stopped half-way would have brought
+    first_two.write_text("\n".join(ANVL.read_text().splitlines()[:25]) + "\n")
+    assert importers.run("ezid", first_two, store).count("imported") == 1
+    report = importers.run("ezid", ANVL, store)
+    assert [o.id for o in report.by_action("kept")] == ["ark:/99999/fk4gt78tq"]
+    assert report.count("imported") == 4
+    again = importers.run("ezid", ANVL, store)
+    assert again.count("imported") == 0 and again.count("kept") == 5
+    assert sum(again.restored.values()) == 0
+    assert store.minted_count() == 5  # never duplicated
+
+
+def test_a_binding_that_differs_is_kept_not_overwritten(sqlite_store: Store) -> None:
+    sqlite_store.add_naan("99999")
+    sqlite_store.bind("ark:99999/fk512", "https://mine.example/12")
+    report = importers.run("ezid", CSV, sqlite_store)
+    kept = report.by_action("kept")
+    assert [o.id for o in kept] == ["ark:/99999/fk512"]
+    assert "differing from the source: not overwritten" in kept[0].reason
+    b = sqlite_store.get_binding("ark:99999/fk512")
+    assert b is not None and b.target == "https://mine.example/12"
+
+
+def test_a_new_minter_on_an_imported_shoulder_never_issues_an_imported_id(store: Store) -> None:
+    importers.run("ezid", ANVL, store)
+    old = {"ark:99999/fk512", "ark:99999/fk537", "ark:99999/fk544", "ark:99999/fk561"}
+    store.create_minter("fk5", naan="99999", template="fk5.rdd")
+    minted = mint_everything(store, "fk5", limit=100)
+    assert not old & set(minted)
+    assert set(minted) | old == space("fk5.rdd", "99999")  # the whole remaining space, nothing else
+    assert len(minted) == 96
+    assert store.check() == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "_id,_target\nark:/99999/fk512,notaurl\n",
+            "line 2: ark:/99999/fk512 refused (target must be an http",
+        ),
+        (
+            "_id,_target\nark:/99999/fk512,https://e.org/\nark:/99999/fk5-12,https://e.org/\n",
+            "line 3: ark:/99999/fk5-12 refused (ark:99999/fk512 is in the source twice (first at line 2)",
+        ),
+        ("_id,_status\nark:/99999/fk512,public\n", "a public binding needs a target URL"),
+        ("_id,_status,_target\nark:/99999/fk512,gone,https://e.org/\n", "unknown _status 'gone'"),
+        (
+            "_id,_created,_target\nark:/99999/fk512,yesterday,https://e.org/\n",
+            "_created is neither Unix seconds",
+        ),
+        ("_id,_target\nark:99999/,https://e.org/\n", "line 2: ark:99999/ refused"),
+    ],
+    ids=["bad-target", "twice", "public-without-target", "unknown-status", "bad-time", "bad-ark"],
+)
+def test_refused_records_name_the_line_and_the_reason(
+    text: str, message: str, tmp_path: Path, sqlite_store: Store
+) -> None:
+    path = tmp_path / "dl.csv"
+    path.write_text(text)
+    with pytest.raises(ImportRefusedError) as caught:
+        importers.run("ezid", path, sqlite_store)
+    assert message in str(caught.value)
+    assert sqlite_store.minted_count() == 0 and sqlite_store.list_naans() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("a.csv", b"_owner,erc.who\napitest,x\n", "a CSV download needs an '_id' column in '{}' on line 1"),
+        ("b.csv", b"_id,erc.who\nark:/1/x,a,b\n", "row has 3 cells for 2 columns in '{}' on line 2"),
+        ("c.txt", b"_status: public\n", "an element before the first ':: identifier' line in '{}' on line 1"),
+        ("d.txt", b":: ark:/1/x\nno colon here\n", "not an ANVL 'name: value' line in '{}' on line 2"),
+        ("e.xml", b"<records><record identifier='x'>", "not XML"),
+        ("f.xml", b"<other/>", "the root element is <other>, not <records> in '{}'"),
+        ("laughs.xml", LAUGHS, "not XML (limit on input amplification factor"),
+        ("g.txt.gz", b"\x1f\x8b\x08\x00broken", "a broken gzip file"),
+        ("h.txt", b"\xff\xfe:: x", "not UTF-8 (byte 1) in '{}'"),
+    ],
+)
+def test_unreadable_downloads_are_one_error_naming_the_file(
+    name: str, content: bytes, message: str, tmp_path: Path, sqlite_store: Store
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(SourceError) as caught:
+        importers.run("ezid", path, sqlite_store)
+    assert message.format(path) in str(caught.value)
+    assert str(path) in str(caught.value)
+
+
+def test_missing_file(tmp_path: Path, sqlite_store: Store) -> None:
+    with pytest.raises(SourceError, match="cannot read the download: No such file"):
+        importers.run("ezid", tmp_path / "none.txt", sqlite_store)
+
+
+def test_anvl_reader_keeps_record_positions() -> None:
+    records = read_anvl(ANVL.read_text().splitlines())
+    assert [(r.where, r.identifier) for r in records][:2] == [
+        ("line 1", "ark:/99999/fk4gt78tq"),
+        ("line 14", "doi:10.5072/FK2S75905Q"),
+    ]
+    assert records[0].elements["_owner"] == "apitest"
+
+
+def test_progress_is_called() -> None:
+    seen: list[int] = []
+    with open_store("sqlite:///:memory:") as s:
+        from pidkit.importers.ezid import import_ezid
+
+        import_ezid(CSV, s, progress=seen.append)
+    assert seen == [4]  # every 1000 records, and the last
+
+
+def test_an_import_stopped_half_way_leaves_nothing_and_runs_again(
+    monkeypatch: pytest.MonkeyPatch, store: Store
+) -> None:
+    from pidkit.importers.common import DumpBuilder
+
+    whole = DumpBuilder.lines
+
+    def stops_half_way(self: DumpBuilder, schema: int) -> Iterator[str]:
+        lines = list(whole(self, schema))
+        yield from lines[: len(lines) // 2]  # the store has taken some rows of its one transaction …
+        raise KeyboardInterrupt  # … when the import is stopped (Ctrl-C, a lost connection)
+
+    monkeypatch.setattr(DumpBuilder, "lines", stops_half_way)
+    with pytest.raises(KeyboardInterrupt):
+        importers.run("ezid", ANVL, store)
+    assert all(not rows for rows in tables(store).values())  # nothing of it was written
+    monkeypatch.setattr(DumpBuilder, "lines", whole)
+    report = importers.run("ezid", ANVL, store)
+    assert report.count("imported") == 5 and store.minted_count() == 5
+    assert store.check() == []

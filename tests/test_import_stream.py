@@ -1,0 +1,128 @@
+"""``import_jsonl`` streams (issue 18): memory independent of the file's size, still all or nothing.
+
+The import reads, checks and writes the lines a chunk at a time (``pidkit.store.sql._IMPORT_CHUNK``) in one
+transaction; these tests use files of several chunks, on both backends.  Killing an import half-way is in
+``tests/test_persist_faults.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pidkit.store import Store, open_store
+from pidkit.store.records import ImportRejectedError
+from pidkit.store.sql import _IMPORT_CHUNK
+
+NAAN = "99999"
+#: Lines of a "big" file in these tests: three chunks and a part.
+BIG = 3 * _IMPORT_CHUNK + 1234
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "postgres":
+        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+        url = new_url()
+    else:
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+    with open_store(url) as s:
+        s.add_naan(NAAN)
+        yield s
+
+
+def _line(i: int, prefix: str = "fk4s", target: str = "https://example.org/") -> str:
+    return json.dumps({"text": f"ark:{NAAN}/{prefix}{i}", "target": f"{target}{i}"}) + "\n"
+
+
+def _lines(n: int, prefix: str = "fk4s") -> Iterator[str]:
+    """``n`` lines made one at a time (the input itself is never all in memory)."""
+    return (_line(i, prefix) for i in range(n))
+
+
+def _count(store: Store, kind: str = "ark") -> int:
+    total = 0
+    after: str | None = None
+    while page := store.list_bindings(kind=kind, after=after, limit=1000):
+        total += len(page)
+        after = page[-1].key
+    return total
+
+
+def _peak(n: int) -> int:
+    """Peak traced memory (bytes) of importing ``n`` generated lines into a fresh SQLite store."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp, open_store(f"sqlite:///{tmp}/m.db") as s:
+        s.add_naan(NAAN)
+        tracemalloc.start()
+        try:
+            report = s.import_jsonl(_lines(n))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert report.created == n
+    return peak
+
+
+def test_memory_does_not_grow_with_the_file() -> None:
+    """Four times the lines, about the same peak: the chunk bounds it (before: ~2 KB per line held)."""
+    small = _peak(2 * _IMPORT_CHUNK)
+    large = _peak(8 * _IMPORT_CHUNK)
+    assert large < small * 1.5 and large - small < 8_000_000, (small, large)
+
+
+def test_a_big_import_writes_every_line_and_one_history_row_each(store: Store) -> None:
+    report = store.import_jsonl(_lines(BIG))
+    assert (report.lines, report.created, report.updated) == (BIG, BIG, 0)
+    assert _count(store) == BIG
+    for i in (0, _IMPORT_CHUNK - 1, _IMPORT_CHUNK, BIG - 1):  # first, chunk edges, last
+        b = store.get_binding(f"ark:{NAAN}/fk4s{i}")
+        assert b is not None and b.target == f"https://example.org/{i}"
+        assert [h.operation for h in store.history("ark", f"ark:{NAAN}/fk4s{i}")] == ["import"]
+
+
+def test_a_later_chunk_sees_an_earlier_one(store: Store) -> None:
+    """A key on line 1 and again in the last chunk: created once, then updated; the last line wins."""
+    lines = [_line(7, "fk4d", "https://old.example/"), *_lines(BIG - 2), _line(7, "fk4d", "https://new.example/")]
+    report = store.import_jsonl(iter(lines))
+    assert (report.lines, report.created, report.updated) == (BIG, BIG - 1, 1)
+    b = store.get_binding(f"ark:{NAAN}/fk4d7")
+    assert b is not None and b.target == "https://new.example/7"
+    after = [h.after for h in store.history("ark", f"ark:{NAAN}/fk4d7")]
+    assert after[-1] is not None and after[-1]["target"] == "https://new.example/7"
+
+
+def test_bad_lines_near_the_end_write_nothing_and_are_all_named(store: Store) -> None:
+    store.bind(f"ark:{NAAN}/fk4keep", "https://example.org/keep")
+    history_before = len(store.history("ark", f"ark:{NAAN}/fk4keep"))
+    lines = list(_lines(BIG))
+    lines[BIG - 3] = "{not json\n"
+    lines[BIG - 1] = json.dumps({"text": f"ark:{NAAN}/fk4s1", "target": "ftp://not-http/"}) + "\n"
+    with pytest.raises(ImportRejectedError) as info:
+        store.import_jsonl(iter(lines))
+    assert [n for n, _ in info.value.problems] == [BIG - 2, BIG]
+    assert _count(store) == 1  # only the binding made before
+    assert store.get_binding(f"ark:{NAAN}/fk4s0") is None
+    assert len(store.history("ark", f"ark:{NAAN}/fk4keep")) == history_before
+    assert store.history("ark", f"ark:{NAAN}/fk4s0") == []
+
+
+def test_a_refused_line_in_a_late_chunk_undoes_the_earlier_chunks(store: Store) -> None:
+    """A tombstone met in the third chunk (after two chunks were written in the transaction): nothing
+    stays, and an unreadable line in a later chunk is reported too."""
+    store.bind(f"ark:{NAAN}/fk4t1", "https://example.org/t")
+    store.tombstone(f"ark:{NAAN}/fk4t1", reason="gone")
+    lines = list(_lines(BIG))
+    lines[3 * _IMPORT_CHUNK - 10] = _line(1, "fk4t")
+    lines[BIG - 1] = "[]\n"
+    with pytest.raises(ImportRejectedError) as info:
+        store.import_jsonl(iter(lines))
+    assert [n for n, _ in info.value.problems] == [3 * _IMPORT_CHUNK - 9, BIG]
+    assert "tombstoned" in info.value.problems[0][1]
+    assert _count(store) == 1
+    assert store.get_binding(f"ark:{NAAN}/fk4s0") is None

@@ -1,0 +1,449 @@
+"""The back office through the app (issue 14), on SQLite and PostgreSQL: sign-in and sign-out, wrong
+password, rate limit, expired and revoked sessions, CSRF, every page and every form's change with its
+history row naming the user; security — scope between NAANs and shoulders, escaping, no change on GET."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from _webutil import SCRIPT, Seeded
+from pidkit.store import Erc, Store
+from pidkit.store.accounts import MAX_FAILURES_PER_USER
+from pidkit.web import Settings, create_app
+from pidkit.web.sessions import cookie_value
+
+pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded
+
+PASSWORD = "correct horse battery"
+OTHER = "12346"  # NAAN B
+
+
+@pytest.fixture
+def office(seeded: Seeded) -> Iterator[tuple[TestClient, Store]]:
+    """The app over the seeded store with users: ann (NAAN 99999), carl (99999, shoulder b5 only), bob
+    (NAAN 12346, with its own reserved and public ids), root (administrator)."""
+    store = seeded.store
+    store.add_naan(OTHER, "NAAN B", shoulders=["x5"])
+    store.create_minter("m-x5", naan=OTHER, template="x5.sdd", seed=1)
+    store.bind(f"ark:{OTHER}/x5secret", None, status="reserved", erc=Erc(what="B's unpublished"))
+    store.bind(f"ark:{OTHER}/x5pub", "https://example.org/b", erc=Erc(what="B's public"))
+    store.add_user("ann", PASSWORD, naan="99999")
+    store.add_user("carl", PASSWORD, naan="99999", shoulder="b5")
+    store.add_user("bob", PASSWORD, naan=OTHER)
+    store.add_user("root", PASSWORD, naan="99999", admin=True)
+    with TestClient(create_app(store, settings=Settings(max_body=65536)), follow_redirects=False) as c:
+        yield c, store
+
+
+def _csrf(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, html
+    return found[1]
+
+
+def sign_in(client: TestClient, name: str, password: str = PASSWORD) -> str:
+    """Sign in through the form; return the session's CSRF token."""
+    page = client.get("/office/signin")
+    r = client.post("/office/signin", data={"csrf": _csrf(page.text), "name": name, "password": password,
+                                            "next": "/office"})  # fmt: skip
+    assert r.status_code == 303, r.text
+    return _csrf(client.get("/office").text)
+
+
+def test_sign_in_cookie_and_sign_out(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    r = client.get("/office")
+    assert r.status_code == 303 and r.headers["location"] == "/office/signin?next=%2Foffice"
+    page = client.get("/office/signin")
+    r = client.post("/office/signin", data={"csrf": _csrf(page.text), "name": "ann", "password": PASSWORD,
+                                            "next": "/office/create"})  # fmt: skip
+    assert r.status_code == 303 and r.headers["location"] == "/office/create"
+    cookie = next(h for h in r.headers.get_list("set-cookie") if h.startswith("pidkit_session="))
+    assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Path=/office" in cookie
+    assert "Secure" not in cookie  # plain http in the test client, and no setting
+    value = cookie.split(";")[0].split("=", 1)[1]
+    token = value.rsplit(".", 1)[0]
+    assert value == cookie_value(store.cookie_key(), token)  # the token, signed
+    dash = client.get("/office")
+    assert dash.status_code == 200 and "ann" in dash.text and "99999" in dash.text
+    csp = dash.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in csp and "script-src" not in csp and "default-src 'none'" in csp
+    assert dash.headers["x-frame-options"] == "DENY" and "<script" not in dash.text
+    r = client.post("/office/signout", data={"csrf": _csrf(dash.text)})
+    assert r.status_code == 303 and r.headers["location"] == "/office/signin"
+    assert client.get("/office").status_code == 303
+    assert store.session(token) is None  # revoked on the server, not only forgotten by the browser
+    client.cookies.set("pidkit_session", value, path="/office")
+    assert client.get("/office").status_code == 303
+
+
+def test_secure_cookie_when_the_setting_says_so(seeded: Seeded) -> None:
+    seeded.store.add_user("ann", PASSWORD, naan="99999")
+    # behind an HTTPS proxy the app may see http: the setting marks the cookies Secure all the same
+    app = create_app(seeded.store, settings=Settings(secure_cookies=True))
+    with TestClient(app, follow_redirects=False) as client:
+        assert "Secure" in client.get("/office/signin").headers["set-cookie"]
+    # without the setting, a request over HTTPS gets Secure cookies, and signs in with them
+    https = TestClient(create_app(seeded.store), follow_redirects=False, base_url="https://testserver")
+    with https as client:
+        page = client.get("/office/signin")
+        assert "Secure" in page.headers["set-cookie"]
+        form = {"csrf": _csrf(page.text), "name": "ann", "password": PASSWORD}
+        r = client.post("/office/signin", data=form)
+        assert r.status_code == 303 and "Secure" in r.headers["set-cookie"]
+        assert client.get("/office").status_code == 200
+
+
+def test_next_never_leaves_the_back_office(office: tuple[TestClient, Store]) -> None:
+    client, _ = office
+    page = client.get("/office/signin")
+    r = client.post("/office/signin", data={"csrf": _csrf(page.text), "name": "ann", "password": PASSWORD,
+                                            "next": "//evil.example/office"})  # fmt: skip
+    assert r.headers["location"] == "/office"
+
+
+def test_wrong_password_then_rate_limit(office: tuple[TestClient, Store]) -> None:
+    client, _ = office
+    for _ in range(MAX_FAILURES_PER_USER):
+        page = client.get("/office/signin")
+        form = {"csrf": _csrf(page.text), "name": "ann", "password": "nope nope"}
+        r = client.post("/office/signin", data=form)
+        assert r.status_code == 401 and "wrong user name or password" in r.text
+        assert "pidkit_session" not in r.headers.get("set-cookie", "")
+    page = client.get("/office/signin")
+    r = client.post("/office/signin", data={"csrf": _csrf(page.text), "name": "ann", "password": PASSWORD})
+    assert r.status_code == 429 and int(r.headers["retry-after"]) > 0 and "too many" in r.text
+    # the limit is the account's: another user from another address still signs in
+    assert sign_in(client, "carl")
+
+
+def test_sign_in_form_needs_its_csrf_cookie(office: tuple[TestClient, Store]) -> None:
+    client, _ = office
+    token = _csrf(client.get("/office/signin").text)
+    client.cookies.clear()
+    r = client.post("/office/signin", data={"csrf": token, "name": "ann", "password": PASSWORD})
+    assert r.status_code == 403 and "pidkit_session" not in r.headers.get("set-cookie", "")
+
+
+def test_expired_session_is_refused(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    _, _, token = store.sign_in("ann", PASSWORD, address="t", lifetime=_dt.timedelta(seconds=-1))
+    client.cookies.set("pidkit_session", cookie_value(store.cookie_key(), token), path="/office")
+    assert client.get("/office").status_code == 303
+
+
+def test_a_cookie_must_carry_its_signature(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    _, _, token = store.sign_in("ann", PASSWORD, address="t")
+    for value in (token, f"{token}.forged", cookie_value(b"another key", token)):
+        client.cookies.set("pidkit_session", value, path="/office")
+        assert client.get("/office").status_code == 303, value
+    client.cookies.set("pidkit_session", cookie_value(store.cookie_key(), token), path="/office")
+    assert client.get("/office").status_code == 200
+
+
+def test_sign_out_everywhere(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    _, _, elsewhere = store.sign_in("ann", PASSWORD, address="t")
+    csrf = sign_in(client, "ann")
+    r = client.post("/office/signout-everywhere", data={"csrf": csrf})
+    assert r.status_code == 303
+    assert store.session(elsewhere) is None
+    assert client.get("/office").status_code == 303
+
+
+def test_csrf_failure_changes_nothing(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    sign_in(client, "ann")
+    for data in ({"ark": "ark:99999/fk4x1", "reason": "x"},
+                 {"ark": "ark:99999/fk4x1", "reason": "x", "csrf": "bad"}):
+        r = client.post("/office/withdraw", data=data)
+        assert r.status_code == 403 and "nothing was changed" in r.text
+    b = store.get_binding("ark:99999/fk4x1")
+    assert b is not None and b.status == "public"
+    r = client.post("/office/withdraw", content=b'{"ark": "ark:99999/fk4x1"}',
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 415
+
+
+def test_every_page_answers(office: tuple[TestClient, Store]) -> None:
+    client, _ = office
+    sign_in(client, "ann")
+    for path in ["/office", "/office/id?ark=ark:99999/fk4x1", "/office/id?ark=ark:/99999/fk4-x1",
+                 "/office/create", "/office/edit?ark=ark:99999/fk4x1",
+                 "/office/tombstone?ark=ark:99999/fk4x1",
+                 "/office/keys", "/office/id?ark=ark:99999/fk4gone", "/office/id?ark=ark:99999/fk4res"]:
+        r = client.get(path)
+        assert r.status_code == 200, path
+        assert "<script" not in r.text and "content-security-policy" in r.headers, path
+        _labels_on_every_field(r.text, path)
+    page = client.get("/office/id?ark=ark:99999/fk4x1").text
+    assert '<a href="https://example.org/x1" rel="noopener noreferrer">' in page
+    assert "/ark:99999/fk4x1?info" in page and 'href="/ark:99999/fk4x1"' in page
+    shown = r'<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z">\d\d \w{3} \d{4}, \d\d:\d\d UTC</time>'
+    assert re.search(shown, page)
+    assert "Austin" in page and "1952" in page
+    dash = client.get("/office").text
+    assert "m-fk4" in dash and "Ids left" in dash
+
+
+def _labels_on_every_field(html: str, where: str) -> None:
+    ids = re.findall(r'<(?:input(?![^>]*type="hidden")|select|textarea)[^>]*\sid="([^"]+)"', html)
+    fields = re.findall(r'<(?:input(?![^>]*type="hidden")|select|textarea)\b', html)
+    assert len(ids) == len(fields), where
+    for fid in ids:
+        assert f'<label for="{fid}">' in html, (where, fid)
+    assert len(ids) == len(set(ids)), where
+
+
+def _history_by(store: Store, ark: str) -> list[tuple[str, str]]:
+    return [(h.operation, h.principal) for h in store.history("ark", ark)]
+
+
+def test_mint_edit_withdraw_reinstate_tombstone(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    csrf = sign_in(client, "ann")
+    r = client.post("/office/mint", data={"csrf": csrf, "minter": "m-fk4", "target": "https://example.org/m",
+                                          "what": "Minted", "extra": "dc.title: A title", "status": "public"})
+    assert r.status_code == 303
+    ark = r.headers["location"].split("ark=")[1].replace("%3A", ":").replace("%2F", "/")
+    b = store.get_binding(ark)
+    assert b is not None and b.erc.what == "Minted" and b.extra_dict == {"dc.title": "A title"}
+    assert _history_by(store, ark) == [("create", "user:ann")]
+    # edit: a preview first (nothing changes), then apply
+    data = {"csrf": csrf, "ark": ark, "target": "https://example.org/m2", "who": "", "what": "Minted",
+            "when": "2024", "where": "", "extra": ""}
+    r = client.post("/office/edit", data=data)
+    assert r.status_code == 200 and "These fields change" in r.text and "https://example.org/m2" in r.text
+    assert "other metadata: dc.title" in r.text
+    assert store.get_binding(ark) == b
+    r = client.post("/office/edit", data={**data, "confirm": "yes"})
+    assert r.status_code == 303
+    b = store.get_binding(ark)
+    assert b is not None and b.target == "https://example.org/m2" and b.erc.when == "2024" and b.extra == ()
+    assert b.erc.what == "Minted"
+    assert client.post("/office/edit", data={**data, "confirm": "yes"}).text.count("Nothing changes") == 1
+    r = client.post("/office/withdraw", data={"csrf": csrf, "ark": ark, "reason": "moved"})
+    assert r.status_code == 303
+    b = store.get_binding(ark)
+    assert b is not None and b.status == "unavailable" and b.reason == "moved"
+    assert client.post("/office/reinstate", data={"csrf": csrf, "ark": ark}).status_code == 303
+    b = store.get_binding(ark)
+    assert b is not None and b.status == "public"
+    r = client.post("/office/tombstone", data={"csrf": csrf, "ark": ark, "reason": "gone"})
+    assert r.status_code == 409 and store.get_binding(ark).status == "public"  # type: ignore[union-attr]
+    r = client.post("/office/tombstone", data={"csrf": csrf, "ark": ark, "reason": "gone", "confirm": "yes"})
+    assert r.status_code == 303
+    b = store.get_binding(ark)
+    assert b is not None and b.status == "tombstoned" and b.tombstone_reason == "gone"
+    assert _history_by(store, ark) == [("create", "user:ann"), ("update", "user:ann"), ("status", "user:ann"),
+                                       ("status", "user:ann"), ("tombstone", "user:ann")]
+    page = client.get(f"/office/id?ark={ark}").text
+    assert "by user:ann" in page and "https://example.org/m2" in page and "moved" in page
+
+
+def test_bind_reserve_and_delete(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    csrf = sign_in(client, "ann")
+    r = client.post("/office/bind", data={"csrf": csrf, "ark": "ark:/99999/b5-new", "target": "", "who": "W",
+                                          "status": "reserved"})  # fmt: skip
+    assert r.status_code == 303
+    b = store.get_binding("ark:99999/b5new")
+    assert b is not None and b.status == "reserved" and b.erc.who == "W"
+    assert _history_by(store, "ark:99999/b5new") == [("create", "user:ann")]
+    r = client.post("/office/bind", data={"csrf": csrf, "ark": "ark:99999/b5new", "target": "https://e.org/"})
+    assert r.status_code == 400 and "already bound" in r.text
+    r = client.post("/office/bind", data={"csrf": csrf, "ark": "ark:99999/b5x", "status": "public"})
+    assert r.status_code == 400 and "needs a target" in r.text
+    r = client.post("/office/reserve", data={"csrf": csrf, "minter": "m-fk4", "count": "3"})
+    assert r.status_code == 200 and "3 reserved ids minted" in r.text
+    reserved = re.findall(r'class="mono" href="[^"]+">(ark:99999/fk4[^<]+)</a>', r.text)
+    assert len(reserved) == 3
+    assert all(store.get_binding(a).status == "reserved" for a in reserved)  # type: ignore[union-attr]
+    assert all(_history_by(store, a) == [("create", "user:ann")] for a in reserved)
+    assert store.history("minter", "m-fk4")[-1].principal == "user:ann"  # the mint itself
+    too_many = {"csrf": csrf, "minter": "m-fk4", "count": "101"}
+    assert client.post("/office/reserve", data=too_many).status_code == 400
+    r = client.post("/office/delete", data={"csrf": csrf, "ark": reserved[0]})
+    assert r.status_code == 200 and "stays held" in r.text
+    assert store.get_binding(reserved[0]) is None
+    assert store.history("ark", reserved[0])[-1].principal == "user:ann"
+    r = client.post("/office/delete", data={"csrf": csrf, "ark": "ark:99999/fk4x1"})
+    assert r.status_code == 409 and store.get_binding("ark:99999/fk4x1") is not None
+
+
+def test_own_api_keys(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    csrf = sign_in(client, "ann")
+    r = client.post("/office/keys", data={"csrf": csrf, "label": "nightly", "naan": "99999", "shoulder": ""})
+    assert r.status_code == 200
+    secret = re.search(r'<p class="secret mono">(pk_[^<]+)</p>', r.text)
+    assert secret is not None
+    key = store.verify_api_key(secret[1])
+    assert key is not None and key.owner == "ann" and key.naan == "99999"
+    assert store.history("api_key", key.key_id)[0].principal == "user:ann"
+    again = client.get("/office/keys").text
+    assert key.key_id in again and secret[1] not in again  # shown once
+    r = client.post("/office/keys", data={"csrf": csrf, "label": "x", "naan": OTHER})
+    assert r.status_code == 403 and "outside your scope" in r.text
+    # another user neither sees nor revokes it
+    other = TestClient(client.app, follow_redirects=False)
+    other_csrf = sign_in(other, "bob")
+    assert key.key_id not in other.get("/office/keys").text
+    revoke = {"csrf": other_csrf, "key_id": key.key_id}
+    assert other.post("/office/keys/revoke", data=revoke).status_code == 404
+    assert store.verify_api_key(secret[1]) is not None
+    assert client.post("/office/keys/revoke", data={"csrf": csrf, "key_id": key.key_id}).status_code == 200
+    assert store.verify_api_key(secret[1]) is None
+    # a shoulder-scoped user's key never reaches past the shoulder
+    carl = TestClient(client.app, follow_redirects=False)
+    carl_csrf = sign_in(carl, "carl")
+    r = carl.post("/office/keys", data={"csrf": carl_csrf, "label": "x", "naan": "99999", "shoulder": ""})
+    assert r.status_code == 403
+
+
+def test_naan_b_is_invisible_and_untouchable_for_naan_a(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    csrf = sign_in(client, "ann")
+    before = {a: store.get_binding(a) for a in (f"ark:{OTHER}/x5secret", f"ark:{OTHER}/x5pub")}
+    history = {a: store.history("ark", a) for a in before}
+    for ark in before:
+        r = client.get(f"/office/id?ark={ark}")
+        assert r.status_code == 404 and "unpublished" not in r.text and "B&#x27;s" not in r.text
+        for path in ("/office/edit", "/office/tombstone"):
+            assert client.get(f"{path}?ark={ark}").status_code == 404
+        for path, extra in [("/office/withdraw", {"reason": "x"}), ("/office/reinstate", {}),
+                            ("/office/delete", {}), ("/office/tombstone", {"reason": "x", "confirm": "yes"}),
+                            ("/office/edit", {"target": "https://evil.example/", "confirm": "yes"})]:
+            r = client.post(path, data={"csrf": csrf, "ark": ark, **extra})
+            assert r.status_code == 404, (path, ark)
+    r = client.post("/office/bind", data={"csrf": csrf, "ark": f"ark:{OTHER}/x5new", "target": "https://e.org/"})
+    assert r.status_code == 403 and store.get_binding(f"ark:{OTHER}/x5new") is None
+    r = client.post("/office/mint", data={"csrf": csrf, "minter": "m-x5", "target": "https://e.org/"})
+    assert r.status_code == 403 and store.minted_count("m-x5") == 0
+    r = client.post("/office/reserve", data={"csrf": csrf, "minter": "m-x5", "count": "2"})
+    assert r.status_code == 403 and store.minted_count("m-x5") == 0
+    dash = client.get("/office").text
+    assert OTHER not in dash and "m-x5" not in dash and "m-x5" not in client.get("/office/create").text
+    assert {a: store.get_binding(a) for a in before} == before
+    assert {a: store.history("ark", a) for a in before} == history
+    # bob sees his own; the administrator sees both
+    bob = TestClient(client.app, follow_redirects=False)
+    sign_in(bob, "bob")
+    assert bob.get(f"/office/id?ark=ark:{OTHER}/x5secret").status_code == 200
+    assert bob.get("/office/id?ark=ark:99999/fk4res").status_code == 404
+    root = TestClient(client.app, follow_redirects=False)
+    sign_in(root, "root")
+    assert root.get(f"/office/id?ark=ark:{OTHER}/x5secret").status_code == 200
+    assert OTHER in root.get("/office").text
+
+
+def test_shoulder_scope(office: tuple[TestClient, Store]) -> None:
+    client, _ = office
+    csrf = sign_in(client, "carl")
+    assert client.get("/office/id?ark=ark:99999/fk4res").status_code == 404
+    assert client.post("/office/bind", data={"csrf": csrf, "ark": "ark:99999/fk4new", "target": "https://e.org/"}
+                       ).status_code == 403
+    r = client.post("/office/bind", data={"csrf": csrf, "ark": "ark:99999/b5new", "target": "https://e.org/"})
+    assert r.status_code == 303
+    assert "m-fk4" not in client.get("/office/create").text
+
+
+def test_no_page_reflects_input_unescaped(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    csrf = sign_in(client, "ann")
+    hostile = {"target": f"https://example.org/?q={SCRIPT}", "who": SCRIPT, "what": f'"><img src=x>{SCRIPT}',
+               "when": SCRIPT, "where": SCRIPT, "extra": f"dc.title: {SCRIPT}"}
+    r = client.post("/office/bind", data={"csrf": csrf, "ark": "ark:99999/b5evil", **hostile,
+                                          "target": f"https://example.org/ {SCRIPT}"})  # fmt: skip
+    assert r.status_code == 400  # the target is refused (no whitespace in a URL), and the form comes back
+    assert SCRIPT not in r.text and "<img src=x>" not in r.text
+    r = client.post("/office/bind", data={"csrf": csrf, "ark": "ark:99999/b5evil", **hostile})
+    assert r.status_code == 303
+    pages = [client.get("/office/id?ark=ark:99999/b5evil"), client.get("/office/edit?ark=ark:99999/b5evil"),
+             client.get("/office"), client.get(f"/office/id?ark={SCRIPT}"),
+             client.get(f"/office/edit?ark={SCRIPT}"), client.get(f"/office/tombstone?ark={SCRIPT}"),
+             client.post("/office/edit", data={"csrf": csrf, "ark": "ark:99999/b5evil", **hostile,
+                                                "who": "x" + SCRIPT}),
+             client.post("/office/keys", data={"csrf": csrf, "label": SCRIPT, "naan": "99999"}),
+             client.post("/office/keys", data={"csrf": csrf, "label": SCRIPT, "naan": SCRIPT}),
+             client.post("/office/bind", data={"csrf": csrf, "ark": SCRIPT}),
+             client.post("/office/withdraw", data={"csrf": csrf, "ark": SCRIPT}),
+             client.get(f"/office/signin?next={SCRIPT}")]
+    anonymous = TestClient(client.app, follow_redirects=False)
+    signin = anonymous.get("/office/signin")
+    pages.append(anonymous.post("/office/signin", data={"csrf": _csrf(signin.text), "name": SCRIPT,
+                                                        "password": SCRIPT, "next": SCRIPT}))  # fmt: skip
+    assert pages[-1].status_code == 401
+    for r in pages:
+        assert SCRIPT not in r.text and "<img src=x>" not in r.text, r.url
+    assert "&lt;script&gt;" in pages[0].text
+    b = store.get_binding("ark:99999/b5evil")
+    assert b is not None and b.erc.who == SCRIPT and b.target == hostile["target"]  # escaped when shown
+
+
+def test_no_state_change_on_get(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    sign_in(client, "ann")
+    before = store.get_binding("ark:99999/fk4x1")
+    for path in ["/office/withdraw", "/office/reinstate", "/office/delete", "/office/mint", "/office/bind",
+                 "/office/reserve", "/office/keys/revoke", "/office/signout", "/office/signout-everywhere"]:
+        r = client.get(f"{path}?ark=ark:99999/fk4x1&reason=x&confirm=yes&minter=m-fk4&count=2")
+        assert r.status_code == 405, path
+    client.get("/office/tombstone?ark=ark:99999/fk4x1&reason=x&confirm=yes")
+    client.get("/office/edit?ark=ark:99999/fk4x1&target=https://evil.example/&confirm=yes")
+    assert store.get_binding("ark:99999/fk4x1") == before
+    assert store.minted_count("m-fk4") == 0
+    assert client.get("/office").status_code == 200  # still signed in
+
+
+def test_find_by_prefix_target_text_and_status(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    sign_in(client, "ann")
+    store.bind("ark:99999/b5one", "https://example.org/books/1", erc=Erc(what="Fifty% off_sale"),
+               extra={"dc.subject": "Organ music"})
+    store.bind("ark:99999/b5two", None, status="reserved")
+
+    def keys(**query: str) -> list[str]:
+        r = client.get("/office/find", params=query)
+        assert r.status_code == 200, r.text
+        _labels_on_every_field(r.text, "find")
+        return re.findall(r'<a class="mono" href="/office/id\?ark=[^"]+">([^<]+)</a>', r.text)
+
+    assert client.get("/office/find").status_code == 200
+    assert keys(ark="ark:/99999/b5-") == ["ark:99999/b5one", "ark:99999/b5two"]  # any spelling
+    assert keys(target="books/") == ["ark:99999/b5one"]
+    assert keys(text="Organ") == ["ark:99999/b5one"]
+    assert keys(text="Fifty% off_") == ["ark:99999/b5one"] and keys(text="y%_o") == []  # literal, no wildcard
+    assert keys(text="Rhythm") == ["ark:99999/fk4x1"]
+    assert keys(status="reserved", ark="ark:99999/") == ["ark:99999/b5two", "ark:99999/fk4res"]
+    assert keys(status="tombstoned") == ["ark:99999/fk4gone"]
+    # NAAN B's ids are not found, whatever the search
+    everything = keys(ark=f"ark:{OTHER}/") + keys(text="B's") + keys(status="reserved")
+    assert not [k for k in everything if OTHER in k]
+    r = client.get("/office/find", params={"ark": SCRIPT, "target": SCRIPT, "text": SCRIPT})
+    assert r.status_code == 200 and SCRIPT not in r.text
+
+
+def test_find_pages_with_shareable_urls(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    sign_in(client, "carl")  # shoulder b5 of 99999
+    for i in range(55):
+        store.bind(f"ark:99999/b5p{i:02d}", f"https://example.org/p/{i}")
+    first = client.get("/office/find", params={"target": "/p/"})
+    found = re.findall(r'<a class="mono" href="/office/id\?ark=[^"]+">([^<]+)</a>', first.text)
+    assert len(found) == 50 and found[0] == "ark:99999/b5p00"
+    nxt = re.search(r'<a href="(/office/find\?[^"]+)">Next page</a>', first.text)
+    assert nxt is not None
+    second = client.get(nxt[1].replace("&amp;", "&"))
+    rest = re.findall(r'<a class="mono" href="/office/id\?ark=[^"]+">([^<]+)</a>', second.text)
+    assert rest == [f"ark:99999/b5p{i:02d}" for i in range(50, 55)] and "Next page" not in second.text
+    # carl's scope is shoulder b5: the fk4 ARKs are not found
+    page = client.get("/office/find", params={"ark": "ark:99999/"}).text
+    listed = re.findall(r'<a class="mono" href="/office/id\?ark=[^"]+">([^<]+)</a>', page)
+    assert listed and all(k.startswith("ark:99999/b5") for k in listed)
