@@ -72,6 +72,9 @@ def main() -> int:
     results: list[tuple[str, Result]] = []
     for name in _modules(args.only):
         module = importlib.import_module(f"benchmarks.{name}")
+        if not hasattr(module, "run"):  # a benchmark of its own (e.g. bench_edge: nginx in front)
+            print(f"== {name}: run it alone (python -m benchmarks.{name})", flush=True)
+            continue
         print(f"== {name}", flush=True)
         for r in module.run(quick=args.quick):
             results.append((name.removeprefix("bench_"), r))

@@ -191,3 +191,56 @@ def test_c_refuses_what_is_not_a_xarkid() -> None:
         C._xarkid_setup(XarkId, "not a slot", os.urandom)
     with pytest.raises(TypeError, match="not a writable slot of xarkid_type"):
         C._xarkid_setup(RevisionId, XarkId.__dict__["_compact"], os.urandom)
+
+
+#: Every implementation of XarkId.new_compact_strings: the public one, C, pure Python.
+BULK = [
+    pytest.param(lambda n: XarkId.new_compact_strings(n), id="public"),
+    pytest.param(lambda n: C.xarkid_compact_strings(n) if C is not None else [], id="c", marks=needs_c),
+    pytest.param(xarkid._compact_strings_python, id="python"),
+]
+
+
+@pytest.mark.skipif(C is None or PURE, reason="the C helper is not in use")
+def test_c_compact_strings_is_in_use() -> None:
+    assert C is not None
+    assert XarkId.__dict__["new_compact_strings"].__func__ is C.xarkid_compact_strings
+
+
+@pytest.mark.parametrize("bulk", BULK)
+def test_compact_strings_are_new_ids_of_now(bulk: Callable[[int], list[str]]) -> None:
+    """n distinct compact texts that parse, each carrying the current millisecond (read around the call)
+    and 72 random bits."""
+    before = time.time_ns() // 1_000_000
+    made = bulk(1_500)  # more than the 512 ids of one pool fill
+    after = time.time_ns() // 1_000_000
+    assert len(made) == 1_500 and len(set(made)) == 1_500
+    assert all(isinstance(s, str) and len(s) == 20 and B64URL.issuperset(s) for s in made)
+    times = [XarkId.parse(s).unix_ms for s in made]
+    assert before <= min(times) and max(times) <= after
+    assert bulk(0) == []
+
+
+@needs_c
+def test_c_compact_strings_take_the_pool_like_new() -> None:
+    """The bulk function draws from the same pool as ``xarkid_new``: 513 ids, 2 fills of 4,608 bytes;
+    bad ``n`` is refused."""
+    assert C is not None
+    slot = XarkId.__dict__["_compact"]
+    calls: list[int] = []
+
+    def counting(n: int) -> bytes:
+        calls.append(n)
+        return os.urandom(n)
+
+    try:
+        C._xarkid_setup(XarkId, slot, counting)
+        made = C.xarkid_compact_strings(512) + [str(C.xarkid_new(XarkId))]
+        assert calls == [4608, 4608]
+        assert len(set(made)) == 513
+    finally:
+        C._xarkid_setup(XarkId, slot, os.urandom)
+    with pytest.raises(ValueError, match="n must be >= 0, got -1"):
+        C.xarkid_compact_strings(-1)
+    with pytest.raises(TypeError):
+        C.xarkid_compact_strings("3")

@@ -34,6 +34,9 @@
  *     bytes at a time into a pool held in the module state; each id takes 9 bytes the pool never hands out
  *     again.  The GIL is held from taking the bytes to building the text, so two threads never share them;
  *     a pthread_atfork child handler marks the pool stale in a forked child, so parent and child never do.
+ *
+ * xarkid_compact_strings(n) -> list is XarkId.new_compact_strings(n): n compact texts, each made exactly as
+ * xarkid_new makes its own (a clock reading and 9 fresh bytes of the pool per id).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -771,24 +774,10 @@ take_random(speedups_state *state, unsigned char *out)
     return 0;
 }
 
-PyDoc_STRVAR(xarkid_new_doc,
-"xarkid_new(cls, /)\n--\n\n"
-"A new cls (XarkId or a subclass): the system time (time.time_ns()) in ms and 72 bits from os.urandom.\n"
-"pidkit.xarkid installs it as XarkId.new; see pidkit.xarkid._new_python for the same in Python.");
-
+/* The compact text of a new XarkId (20 characters): the current millisecond and 9 unused random bytes. */
 static PyObject *
-speedups_xarkid_new(PyObject *module, PyObject *cls)
+xarkid_compact_text(speedups_state *state)
 {
-    speedups_state *state = get_state(module);
-    if (state->xarkid_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "pidkit._speedups: _xarkid_setup() was not called");
-        return NULL;
-    }
-    if ((PyTypeObject *)cls != state->xarkid_type &&
-        (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, state->xarkid_type))) {
-        PyErr_Format(PyExc_TypeError, "xarkid_new() needs XarkId or a subclass, not %R", cls);
-        return NULL;
-    }
     int64_t ms = system_clock_ms();
     if (ms < 0) {
         return NULL;
@@ -812,6 +801,31 @@ speedups_xarkid_new(PyObject *module, PyObject *cls)
     char *chars = (char *)PyUnicode_1BYTE_DATA(text);
     memcpy(chars, state->prefix, 8);
     b64url_triples(random, XARKID_RANDOM_BYTES / 3, chars + 8);
+    return text;
+}
+
+PyDoc_STRVAR(xarkid_new_doc,
+"xarkid_new(cls, /)\n--\n\n"
+"A new cls (XarkId or a subclass): the system time (time.time_ns()) in ms and 72 bits from os.urandom.\n"
+"pidkit.xarkid installs it as XarkId.new; see pidkit.xarkid._new_python for the same in Python.");
+
+static PyObject *
+speedups_xarkid_new(PyObject *module, PyObject *cls)
+{
+    speedups_state *state = get_state(module);
+    if (state->xarkid_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pidkit._speedups: _xarkid_setup() was not called");
+        return NULL;
+    }
+    if ((PyTypeObject *)cls != state->xarkid_type &&
+        (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, state->xarkid_type))) {
+        PyErr_Format(PyExc_TypeError, "xarkid_new() needs XarkId or a subclass, not %R", cls);
+        return NULL;
+    }
+    PyObject *text = xarkid_compact_text(state);
+    if (text == NULL) {
+        return NULL;
+    }
     PyTypeObject *type = (PyTypeObject *)cls;
     PyObject *obj = type->tp_alloc(type, 0);
     if (obj == NULL) {
@@ -821,6 +835,42 @@ speedups_xarkid_new(PyObject *module, PyObject *cls)
     /* the slot of a new instance is empty (NULL): it takes the reference, as the descriptor's __set__ would */
     *(PyObject **)((char *)obj + state->compact_offset) = text;
     return obj;
+}
+
+PyDoc_STRVAR(xarkid_compact_strings_doc,
+"xarkid_compact_strings(n, /)\n--\n\n"
+"A list of n new XarkIds' compact texts, each made as xarkid_new makes one (its own clock reading and\n"
+"9 random bytes of the pool). pidkit.xarkid installs it as XarkId.new_compact_strings.");
+
+static PyObject *
+speedups_xarkid_compact_strings(PyObject *module, PyObject *arg)
+{
+    speedups_state *state = get_state(module);
+    if (state->xarkid_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pidkit._speedups: _xarkid_setup() was not called");
+        return NULL;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (n < 0) {
+        PyErr_Format(PyExc_ValueError, "n must be >= 0, got %zd", n);
+        return NULL;
+    }
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *text = xarkid_compact_text(state);
+        if (text == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, text);
+    }
+    return out;
 }
 
 PyDoc_STRVAR(xarkid_setup_doc,
@@ -881,6 +931,8 @@ static PyMethodDef speedups_methods[] = {
      ids_from_template_doc},
     {"_set_fallback", (PyCFunction)speedups_set_fallback, METH_O, set_fallback_doc},
     {"xarkid_new", (PyCFunction)speedups_xarkid_new, METH_O, xarkid_new_doc},
+    {"xarkid_compact_strings", (PyCFunction)speedups_xarkid_compact_strings, METH_O,
+     xarkid_compact_strings_doc},
     {"_xarkid_setup", (PyCFunction)(void (*)(void))speedups_xarkid_setup, METH_FASTCALL, xarkid_setup_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -572,6 +572,8 @@ _set_int: Callable[[XarkId, int], None] = XarkId.__dict__["_int"].__set__
 _set_compact: Callable[[XarkId, str], None] = XarkId.__dict__["_compact"].__set__
 #: ``XarkId.new`` in pure Python (what ``XarkId.new`` is without the C helper).
 _new_python: Final[Callable[[type[XarkId]], XarkId]] = XarkId.__dict__["new"].__func__
+#: ``XarkId.new_compact_strings`` in pure Python (what it is without the C helper).
+_compact_strings_python: Final[Callable[[int], list[str]]] = XarkId.__dict__["new_compact_strings"].__func__
 _speedups: Final = load_speedups()
 #: ``True`` when ``XarkId.new`` is the C helper's ``xarkid_new``, ``False`` for pure Python.
 SPEEDUPS: Final[bool] = _speedups is not None
@@ -580,6 +582,7 @@ SPEEDUPS: Final[bool] = _speedups is not None
 if _speedups is not None:
     _speedups._xarkid_setup(XarkId, XarkId.__dict__["_compact"], _urandom)
     XarkId.new = classmethod(_speedups.xarkid_new)  # type: ignore[assignment,method-assign]
+    XarkId.new_compact_strings = staticmethod(_speedups.xarkid_compact_strings)  # type: ignore[method-assign]
 if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
     os.register_at_fork(after_in_child=_pool.clear)  # the C pool knows a fork by itself (pthread_atfork)
 
