@@ -235,7 +235,7 @@ def test_c_compact_strings_take_the_pool_like_new() -> None:
 
     try:
         C._xarkid_setup(XarkId, slot, counting)
-        made = C.xarkid_compact_strings(512) + [str(C.xarkid_new(XarkId))]
+        made = [*C.xarkid_compact_strings(512), str(C.xarkid_new(XarkId))]
         assert calls == [4608, 4608]
         assert len(set(made)) == 513
     finally:
