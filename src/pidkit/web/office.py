@@ -252,13 +252,27 @@ def ark_page(request: Request, ark: str = "") -> Response:
     extra = [(esc(k), esc(v)) for k, v in b.extra] or [("", '<span class="muted">none</span>')]
     body = (
         f'<section class="card">{_table(facts)}</section>'
-        f'<section class="card"><h2>Description (ERC)</h2>{_table(erc)}'
+        + _share(b.key, base)
+        + f'<section class="card"><h2>Description (ERC)</h2>{_table(erc)}'
         f'<h2>Other metadata</h2>{_table(extra)}</section>'
         f'{_actions(signed, b)}'
         '<section class="card"><h2>History</h2>'
         f'{_timeline(store_of(request).history("ark", b.key))}</section>'
     )
     return office_page(b.key, body, signed)
+
+
+def _share(key: str, base: str) -> str:
+    """The ARK, its resolution URL and its ``?info`` URL as read-only, selectable values (the script
+    ``/static/office.js`` adds a Copy button to each)."""
+    values = [("share-ark", "ARK", key), ("share-url", "Resolution URL", f"{base}/{key}"),
+              ("share-info", "Description URL (?info)", f"{base}/{key}?info")]  # fmt: skip
+    fields = "".join(
+        f'<p class="field copyable"><label for="{fid}">{esc(label)}</label>'
+        f'<input type="text" id="{fid}" class="mono" readonly value="{esc(value)}"></p>'
+        for fid, label, value in values
+    )
+    return f'<section class="card"><h2>Share</h2>{fields}</section>'
 
 
 def _table(pairs: list[tuple[str, str]]) -> str:
