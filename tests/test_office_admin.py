@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from pidkit.store import Store
 from pidkit.web.assets import OFFICE_JS
-from test_office import OTHER, PASSWORD, office, sign_in  # noqa: F401 - office is a fixture
+from test_office import OTHER, PASSWORD, _labels_on_every_field, office, sign_in  # noqa: F401 - a fixture
 
 pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded
 
@@ -57,6 +57,16 @@ def test_admin_pages_are_for_administrators_only(office: Office) -> None:
         r = client.post(path, data={"csrf": csrf, **data})
         assert r.status_code == 403, (path, r.text)
     assert _state(store) == before
+
+
+def test_admin_pages_answer_with_labels(office: Office) -> None:
+    client, _ = office
+    sign_in(client, "root")
+    for path in ADMIN_PAGES:
+        r = client.get(path)
+        assert r.status_code == 200, path
+        _labels_on_every_field(r.text, path)
+        assert "content-security-policy" in r.headers and 'href="/office/admin"' in r.text
 
 
 def test_every_admin_post_needs_the_csrf_token(office: Office) -> None:
