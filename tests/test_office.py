@@ -25,6 +25,11 @@ OTHER = "12346"  # NAAN B
 
 @pytest.fixture
 def office(seeded: Seeded) -> Iterator[tuple[TestClient, Store]]:
+    """The app over the seeded store with users (:func:`office_app`)."""
+    yield from office_app(seeded)
+
+
+def office_app(seeded: Seeded) -> Iterator[tuple[TestClient, Store]]:
     """The app over the seeded store with users: ann (NAAN 99999), carl (99999, shoulder b5 only), bob
     (NAAN 12346, with its own reserved and public ids), root (administrator)."""
     store = seeded.store

@@ -7,17 +7,25 @@ buttons' script."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
 
+from _webutil import Seeded
 from pidkit.store import Store
 from pidkit.web.assets import OFFICE_JS
-from test_office import OTHER, PASSWORD, _labels_on_every_field, office, sign_in  # noqa: F401 - a fixture
+from test_office import OTHER, PASSWORD, _labels_on_every_field, office_app, sign_in
 
 pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded
 
 Office = tuple[TestClient, Store]
+
+
+@pytest.fixture
+def office(seeded: Seeded) -> Iterator[Office]:
+    """The app over the seeded store with the users of ``test_office``."""
+    yield from office_app(seeded)
 
 ADMIN_PAGES = ["/office/admin", "/office/admin/naans", "/office/admin/minters", "/office/admin/users",
                "/office/admin/keys", "/office/admin/user?name=ann"]  # fmt: skip
@@ -203,7 +211,7 @@ def test_api_docs_page_documents_every_path(office: Office) -> None:
         for method in item:
             assert f'<span class="verb {method}">{method.upper()}</span>' in r.text
     for name in doc["components"]["schemas"]:
-        assert f'id="schema-' in r.text and f"<h3>{name}</h3>" in r.text
+        assert 'id="schema-' in r.text and f"<h3>{name}</h3>" in r.text
     assert "<script" not in r.text and "http://" not in r.text.replace("http://testserver", "")
     assert "cdn" not in r.text.lower()
     csp = r.headers["content-security-policy"]

@@ -10,19 +10,30 @@ import gzip
 import io
 import json
 import re
+from collections.abc import Iterator
 
+import pytest
 from fastapi.testclient import TestClient
+from httpx2 import Response
 
+from _webutil import Seeded
 from pidkit.store import Erc, Store, parse_import_line
 from pidkit.store.csvformat import read_csv_records
-from test_office import OTHER, office, sign_in  # noqa: F401 - office is a fixture
+from test_office import OTHER, office_app, sign_in
 
 pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded
 
 Office = tuple[TestClient, Store]
 
 
-def _upload(client: TestClient, csrf: str, content: bytes, fmt: str = "jsonl", name: str = "f.jsonl"):  # type: ignore[no-untyped-def]
+@pytest.fixture
+def office(seeded: Seeded) -> Iterator[Office]:
+    """The app over the seeded store with the users of ``test_office``."""
+    yield from office_app(seeded)
+
+
+def _upload(client: TestClient, csrf: str, content: bytes, fmt: str = "jsonl",
+            name: str = "f.jsonl") -> Response:
     return client.post("/office/import", data={"csrf": csrf, "format": fmt},
                        files={"file": (name, content, "application/octet-stream")})  # fmt: skip
 
@@ -84,8 +95,8 @@ def test_apply_writes_all_as_the_user(office: Office) -> None:
     assert store.get_binding("ark:99999/fk4x1").target == "https://example.org/moved"  # type: ignore[union-attr]
     for key in ("ark:99999/fk4new1", "ark:99999/fk4new2", "ark:99999/fk4x1"):
         assert [(h.operation, h.principal) for h in store.history("ark", key)][-1] == ("import", "user:ann")
-    r = client.post("/office/import/apply", data={"csrf": csrf, "token": _token(_upload(client, csrf,
-                                                                                   content).text)})  # fmt: skip
+    again = _token(_upload(client, csrf, content).text)
+    r = client.post("/office/import/apply", data={"csrf": csrf, "token": again})
     assert r.status_code == 200  # the same file again: updates, still fine
 
 
@@ -152,9 +163,8 @@ def test_bad_lines_are_shown_escaped(office: Office) -> None:
 def test_shoulder_scope_on_import(office: Office) -> None:
     client, _ = office
     csrf = sign_in(client, "carl")  # 99999, shoulder b5 only
-    r = _upload(client, csrf, "\n".join([_line("ark:99999/b5ok"), _line("ark:99999/fk4no"),
-                                         json.dumps({"kind": "uuid", "text": "0f8fad5b-d9cb-469f-a165-70867728950e",
-                                                     "target": "https://e.org/"})]).encode())  # fmt: skip
+    uuid = json.dumps({"kind": "uuid", "text": "0f8fad5b-d9cb-469f-a165-70867728950e", "target": "https://e.org/"})
+    r = _upload(client, csrf, "\n".join([_line("ark:99999/b5ok"), _line("ark:99999/fk4no"), uuid]).encode())
     assert r.status_code == 422
     assert "line 2" in r.text and "line 3" in r.text and "line 1</th>" not in r.text
 

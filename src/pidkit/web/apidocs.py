@@ -92,7 +92,8 @@ def _text(value: object) -> str:
 def _content(content: Mapping[str, Any] | None) -> str:
     if not content:
         return ""
-    return "; ".join(f"<code>{esc(media)}</code>: {_type(body.get('schema'))}" for media, body in content.items())
+    return "; ".join(f"<code>{esc(media)}</code>: {_type(body.get('schema'))}"
+                     for media, body in content.items())  # fmt: skip
 
 
 def _operation(method: str, path: str, op: Mapping[str, Any]) -> str:
@@ -128,7 +129,8 @@ def _schema(name: str, schema: Mapping[str, Any]) -> str:
     rows = [[f"<code>{esc(prop)}</code>", _type(sub), "yes" if prop in required else "no",
              esc(sub.get("description", sub.get("title", "")))]
             for prop, sub in schema.get("properties", {}).items()]  # fmt: skip
-    table = _table(["Property", "Type", "Required", "Description"], rows) if rows else f"<p>{_type(schema)}</p>"
+    heads = ["Property", "Type", "Required", "Description"]
+    table = _table(heads, rows) if rows else f"<p>{_type(schema)}</p>"
     return (f'<section class="card" id="schema-{esc(_anchor(name))}"><h3>{esc(name)}</h3>'
             f"{_text(schema.get('description'))}{table}</section>")
 
@@ -157,7 +159,8 @@ def render(doc: Mapping[str, Any]) -> str:
     sections = "".join(f"<h2>{esc(tag)}</h2>" + "".join(_operation(m, p, op) for m, p, op in ops)
                        for tag, ops in groups.items())  # fmt: skip
     schemas = doc.get("components", {}).get("schemas", {})
-    schema_html = ("<h2>Schemas</h2>" + "".join(_schema(n, s) for n, s in schemas.items())) if schemas else ""
+    schema_html = "".join(_schema(n, s) for n, s in schemas.items())
+    schema_html = f"<h2>Schemas</h2>{schema_html}" if schemas else ""
     return head + sections + schema_html
 
 

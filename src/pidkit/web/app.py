@@ -28,8 +28,8 @@ from ..settings import Settings
 from ..store import Store, open_store
 from .api import router as api_router
 from .apidocs import router as apidocs_router
-from .assets import router as assets_router
 from .asgi import ASGIApp, Message, Receive, Scope, Send
+from .assets import router as assets_router
 from .auth import router as auth_router
 from .batch import LookupBatcher, in_thread
 from .directory import router as directory_router
