@@ -52,7 +52,7 @@ def _type(schema: Mapping[str, Any] | None) -> str:
     """A schema's type in words, with links to named schemas (HTML, escaped here).
 
     >>> _type({"type": "array", "items": {"$ref": "#/components/schemas/Out"}})
-    'array of <a href="#schema-Out">Out</a>'
+    'array of <a href="#schema-out">Out</a>'
     >>> _type({"anyOf": [{"type": "string"}, {"type": "null"}]})
     'string or null'
     """
@@ -152,7 +152,8 @@ def render(doc: Mapping[str, Any]) -> str:
         for tag, ops in groups.items()
     )  # fmt: skip
     head = (f'<section class="card"><p>{esc(info.get("summary", ""))} — version '
-            f'<code>{esc(info.get("version", ""))}</code>, OpenAPI <code>{esc(doc.get("openapi", ""))}</code>. '
+            f'<code>{esc(info.get("version", ""))}</code>, '
+            f'OpenAPI <code>{esc(doc.get("openapi", ""))}</code>. '
             'The machine-readable document: <a href="/openapi.json">/openapi.json</a>.</p>'
             f"{_text(info.get('description'))}</section>"
             f'<nav class="toc card" aria-label="operations"><h2>Operations</h2><ul>{toc}</ul></nav>')

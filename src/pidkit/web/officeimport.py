@@ -157,7 +157,7 @@ def scope_problem(user: User, line: str) -> str | None:
     Unreadable lines are left to the store's parser.
 
     >>> scope_problem(User("ann", "99999"), '{"text": "ark:12345/x", "target": "https://e.org/"}')
-    "ark:12345/x is outside your scope (NAAN 99999)"
+    'ark:12345/x is outside your scope (NAAN 99999)'
     """
     try:
         row = parse_import_line(line)
