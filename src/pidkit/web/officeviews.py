@@ -39,6 +39,7 @@ select:focus-visible,textarea:focus-visible{outline:3px solid var(--accent);outl
 .actions form{margin:0}
 button.quiet{background:#fff;color:var(--accent);border:1px solid var(--accent)}
 button.danger{background:var(--bad)}
+nav{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem 1rem}nav a{margin-right:0}
 nav form{display:inline;margin:0}
 nav button{padding:.2rem .6rem;font-size:.9rem}
 .who{color:var(--muted)}
