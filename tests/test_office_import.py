@@ -9,15 +9,18 @@ import csv
 import gzip
 import io
 import json
+import os
 import re
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from httpx2 import Response
 
 from _webutil import Seeded
-from pidkit.store import Erc, Store, parse_import_line
+from pidkit.store import Erc, ImportRejectedError, Store, parse_import_line
 from pidkit.store.csvformat import read_csv_records
 from test_office import OTHER, office_app, sign_in
 
@@ -263,3 +266,37 @@ def test_ezid_download_upload(office: Office) -> None:
     csv_dl = "_id,_target,erc.what\r\nark:/12346/x5ez,https://example.org/b,B\r\n"
     r = _upload(client, csrf, csv_dl.encode(), fmt="ezid", name="dl.csv")
     assert r.status_code == 422 and "outside your scope" in r.text  # NAAN B's
+
+
+def test_staging_directory_must_be_private(office: Office, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    client, store = office
+    csrf = sign_in(client, "ann")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    shared = tmp_path / f"pidkit-import-{os.getuid()}"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)  # made by someone else in a shared /tmp, say
+    r = _upload(client, csrf, _line("ark:99999/fk4n1").encode())
+    assert r.status_code == 503 and "not private" in r.text and 'name="token"' not in r.text
+    assert list(shared.iterdir()) == [] and store.get_binding("ark:99999/fk4n1") is None
+    shared.chmod(0o700)
+    r = _upload(client, csrf, _line("ark:99999/fk4n1").encode())
+    assert r.status_code == 200 and len(list(shared.iterdir())) == 1
+    staged = next(shared.iterdir())
+    assert staged.stat().st_mode & 0o077 == 0
+    staged.write_text("not a staged copy\n", encoding="utf-8")  # tampered: refused, not a 500
+    r = client.post("/office/import/apply", data={"csrf": csrf, "token": staged.name})
+    assert r.status_code == 410 and store.get_binding("ark:99999/fk4n1") is None
+
+
+def test_store_dry_run_writes_nothing(office: Office) -> None:
+    _, store = office
+    before = _everything(store)
+    lines = [_line("ark:99999/fk4dry1"), _line("ark:99999/fk4x1", "https://example.org/changed")]
+    report = store.import_jsonl(lines, dry_run=True)
+    assert (report.lines, report.created, report.updated) == (2, 1, 1)
+    assert _everything(store) == before and store.get_binding("ark:99999/fk4dry1") is None
+    store.tombstone("ark:99999/fk4x1", "gone")
+    with pytest.raises(ImportRejectedError) as refused:
+        store.import_jsonl(lines, dry_run=True)
+    assert refused.value.problems[0][0] == 2

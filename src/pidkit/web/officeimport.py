@@ -34,6 +34,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -249,9 +250,19 @@ def _where(got: Checked, number: int | None) -> str:
 
 
 # -- staging between preview and apply -------------------------------------------------------------
+class StagingError(PidkitError):
+    """The staging directory is not this process's own private directory (refused, never used)."""
+
+
 def _staging() -> Path:
-    path = Path(tempfile.gettempdir()) / f"pidkit-import-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    """The private directory of staged imports: made with mode 0700, and refused if it is a symbolic
+    link, another user's, or open to others (in a shared ``/tmp``, someone else could have made it)."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    path = Path(tempfile.gettempdir()) / f"pidkit-import-{uid}"
     path.mkdir(mode=0o700, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != uid) or st.st_mode & 0o077:
+        raise StagingError("the staging directory is not private to this service", text=str(path))
     return path
 
 
@@ -289,19 +300,25 @@ def staged(signed: Signed, token: str) -> tuple[Checked, str, Path] | None:
     """The staged lines of ``token`` if they are this session's and not expired, else ``None``."""
     if not _TOKEN.fullmatch(token):
         return None
-    path = _staging() / token
     try:
+        path = _staging() / token
         if path.stat().st_mtime < time.time() - STAGED_FOR.total_seconds():
             return None
         text = path.read_text(encoding="utf-8")
-    except OSError:
+    except (StagingError, OSError):
         return None
     first, _, rest = text.partition("\n")
-    head = json.loads(first)
+    try:
+        head = json.loads(first)
+        wheres = [str(w) for w in head["wheres"]]
+    except (ValueError, KeyError, TypeError):
+        return None  # not a staged copy this module wrote
     if head.get("session") != _session_id(signed) or head.get("user") != signed.user.name:
         return None
     lines = list(split_lines(rest))
-    return Checked(lines, list(head["wheres"]), [], []), str(head.get("source", "")), path
+    if len(lines) != len(wheres):
+        return None
+    return Checked(lines, wheres, [], []), str(head.get("source", "")), path
 
 
 # -- pages -----------------------------------------------------------------------------------------
@@ -380,7 +397,11 @@ def _preview(request: Request, signed: Signed, upload: Upload, kind: str) -> Res
         return office_page("Import: problems found", body, signed, status=422)
     if not got.lines:
         return _preview_problem(signed, f"{source}: no record to import.", kind)
-    token = stage(signed, got, source)
+    try:
+        token = stage(signed, got, source)
+    except (PidkitError, OSError) as exc:
+        problem = f"The checked file could not be kept for the confirmation (nothing was written): {exc}"
+        return office_page("Import", message(problem, bad=True), signed, status=503)
     summary = (f"{len(got.lines)} bindings to write: {got.created} new, {got.updated} updated "
                f"(all or nothing, as {signed.user.name}).")
     body = (message(counts) + f'<section class="card"><h2>Ready</h2><p>{esc(summary)}</p>'
