@@ -257,7 +257,7 @@ def test_ezid_download_upload(office: Office) -> None:
     assert "line 9</th>" in r.text and "doi:10.5072/FK2X skipped" in r.text
     good = anvl.rsplit(":: ark:/99999/fk4ez2", 1)[0]
     r = _upload(client, csrf, good.encode(), fmt="ezid", name="dl.txt")
-    assert r.status_code == 200 and "1 bindings to write: 1 new" in r.text
+    assert r.status_code == 200 and "1 binding to write: 1 new" in r.text
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": _token(r.text)})
     assert r.status_code == 200
     b = store.get_binding("ark:99999/fk4ez1")

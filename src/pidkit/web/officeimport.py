@@ -50,6 +50,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..codecs import iso_z
 from ..errors import PidkitError
+from ..importers.common import plural
 from ..importers.ezid import upload_bindings
 from ..store import (
     Binding,
@@ -402,7 +403,7 @@ def _preview(request: Request, signed: Signed, upload: Upload, kind: str) -> Res
     except (PidkitError, OSError) as exc:
         problem = f"The checked file could not be kept for the confirmation (nothing was written): {exc}"
         return office_page("Import", message(problem, bad=True), signed, status=503)
-    summary = (f"{len(got.lines)} bindings to write: {got.created} new, {got.updated} updated "
+    summary = (f"{plural(len(got.lines), 'binding')} to write: {got.created} new, {got.updated} updated "
                f"(all or nothing, as {signed.user.name}).")
     body = (message(counts) + f'<section class="card"><h2>Ready</h2><p>{esc(summary)}</p>'
             '<form method="post" action="/office/import/apply">' + csrf_field(signed)
@@ -437,8 +438,11 @@ def import_apply(request: Request, signed: Signed, form: dict[str, str]) -> Resp
                 + f'<section class="card"><h2>Bad lines</h2><table class="grid"><tbody>{rows}</tbody></table>'
                 "</section>" + _import_form(signed))
         return office_page("Import refused", body, signed, status=409)
+    except PidkitError as exc:
+        body = message(f"{source}: nothing was imported: {exc}", bad=True) + _import_form(signed)
+        return office_page("Import refused", body, signed, status=409)
     path.unlink(missing_ok=True)
-    done = (f"{source}: {report.written} bindings imported ({report.created} new, {report.updated} updated), "
+    done = (f"{source}: {plural(report.written, 'binding')} imported ({report.created} new, {report.updated} updated), "
             f"recorded in the history as user:{user.name}.")
     back = '<p><a href="/office">Back to the dashboard</a></p>'
     return office_page("Imported", message(done) + back, signed)
