@@ -442,8 +442,8 @@ def import_apply(request: Request, signed: Signed, form: dict[str, str]) -> Resp
         body = message(f"{source}: nothing was imported: {exc}", bad=True) + _import_form(signed)
         return office_page("Import refused", body, signed, status=409)
     path.unlink(missing_ok=True)
-    done = (f"{source}: {plural(report.written, 'binding')} imported ({report.created} new, {report.updated} updated), "
-            f"recorded in the history as user:{user.name}.")
+    done = (f"{source}: {plural(report.written, 'binding')} imported ({report.created} new, "
+            f"{report.updated} updated), recorded in the history as user:{user.name}.")
     back = '<p><a href="/office">Back to the dashboard</a></p>'
     return office_page("Imported", message(done) + back, signed)
 
