@@ -17,7 +17,6 @@ from typing import Final
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from .. import noid
 from ..errors import PidkitError
 from ..store import Binding, HistoryEntry, MinterInfo, Principal, Status, Store, User
 from ..store.keys import ark_key, template_shoulder
@@ -27,6 +26,7 @@ from .officeviews import (
     badge,
     csrf_field,
     field,
+    ids_left,
     message,
     office_page,
     select,
@@ -122,7 +122,7 @@ def dashboard(request: Request) -> Response:
         mine = [(m, s) for m, s in minters if m.naan == n.naan]
         mint_rows = "".join(
             f'<tr><th scope="row" class="mono">{esc(m.name)}</th><td class="mono">{esc(m.template)}</td>'
-            f'<td class="num">{m.counter}</td><td class="num">{_left(m)}</td></tr>'
+            f'<td class="num">{m.counter}</td><td class="num">{ids_left(m)}</td></tr>'
             for m, _ in mine
         )
         minter_table = (
@@ -148,11 +148,6 @@ def dashboard(request: Request) -> Response:
             'autocomplete="off" spellcheck="false"><button type="submit">Open</button></form></section>'
             + body)
     return office_page("Dashboard", body, signed)
-
-
-def _left(m: MinterInfo) -> str:
-    capacity = noid.Template.parse(m.template).capacity
-    return "unlimited" if capacity is None else str(max(0, capacity - m.counter))
 
 
 def _operation(h: HistoryEntry) -> str:

@@ -15,12 +15,11 @@ from typing import Final
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from .. import noid
 from ..errors import PidkitError
 from ..store import Principal, Store, User
 from ..store.keys import template_shoulder
 from .auth import form_post
-from .officeviews import OFFICE_CSS, csrf_field, field, message, office_page, select, when
+from .officeviews import OFFICE_CSS, csrf_field, field, ids_left, message, office_page, select, when
 from .sessions import Signed, signed_in, to_signin, with_headers
 from .stores import store_of
 from .templates import esc
@@ -150,16 +149,6 @@ def add_shoulder(request: Request, signed: Signed, form: dict[str, str]) -> Resp
 
 
 # -- minters ---------------------------------------------------------------------------------------
-def ids_left(template: str, counter: int) -> str:
-    """How many ids a minter of ``template`` at ``counter`` has left, in words.
-
-    >>> ids_left("fk4.sdd", 7), ids_left("fk4.zd", 7)
-    ('93', 'unlimited')
-    """
-    capacity = noid.Template.parse(template).capacity
-    return "unlimited" if capacity is None else str(max(0, capacity - counter))
-
-
 def _minters_page(request: Request, signed: Signed, values: dict[str, str] | None = None, *,
                   problem: str = "", status: int = 200) -> Response:
     values = values or {}
@@ -167,7 +156,7 @@ def _minters_page(request: Request, signed: Signed, values: dict[str, str] | Non
     rows = [f'<tr><th scope="row" class="mono">{esc(m.name)}</th><td class="mono">{esc(m.naan)}</td>'
             f'<td class="mono">{esc(m.template)}</td>'
             f'<td class="mono">{esc(template_shoulder(m.template, m.naan) or "(none)")}</td>'
-            f'<td class="num">{m.counter}</td><td class="num">{ids_left(m.template, m.counter)}</td>'
+            f'<td class="num">{m.counter}</td><td class="num">{ids_left(m)}</td>'
             f"<td>{when(m.created)}</td></tr>" for m in store.list_minters()]  # fmt: skip
     table = _grid("Every minter", ["Minter", "NAAN", "Template", "Shoulder", "Counter (minted)", "Ids left",
                                    "Created"], rows, "No minter yet.")

@@ -18,12 +18,14 @@ from typing import Final
 from fastapi.responses import Response
 
 from ..codecs import iso_z
+from ..store import MinterInfo
 from .assets import OFFICE_JS_PATH
 from .sessions import Signed, html
 from .templates import CSS, esc, page
 
 __all__ = [
-    "OFFICE_CSS", "badge", "csrf_field", "field", "message", "office_page", "select", "textarea", "when",
+    "OFFICE_CSS", "badge", "csrf_field", "field", "ids_left", "message", "office_page", "select", "textarea",
+    "when",
 ]
 
 #: The back office's additions to the site's style sheet.
@@ -71,6 +73,16 @@ def when(at: _dt.datetime | None) -> str:
         return "—"
     utc = at.astimezone(_dt.UTC)
     return f'<time datetime="{esc(iso_z(utc))}">{utc:%d %b %Y, %H:%M} UTC</time>'
+
+
+def ids_left(m: MinterInfo) -> str:
+    """How many ids minter ``m`` has left, in words (:attr:`~pidkit.store.MinterInfo.left`).
+
+    >>> sdd, zd = MinterInfo("m", "99999", "fk4.sdd", 7, 7), MinterInfo("m", "99999", "fk4.zd", 7, 7)
+    >>> ids_left(sdd), ids_left(zd)
+    ('93', 'unlimited')
+    """
+    return "unlimited" if m.left is None else str(m.left)
 
 
 def badge(status: str) -> str:
