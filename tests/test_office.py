@@ -25,6 +25,11 @@ OTHER = "12346"  # NAAN B
 
 @pytest.fixture
 def office(seeded: Seeded) -> Iterator[tuple[TestClient, Store]]:
+    """The app over the seeded store with users (:func:`office_app`)."""
+    yield from office_app(seeded)
+
+
+def office_app(seeded: Seeded) -> Iterator[tuple[TestClient, Store]]:
     """The app over the seeded store with users: ann (NAAN 99999), carl (99999, shoulder b5 only), bob
     (NAAN 12346, with its own reserved and public ids), root (administrator)."""
     store = seeded.store
@@ -72,8 +77,10 @@ def test_sign_in_cookie_and_sign_out(office: tuple[TestClient, Store]) -> None:
     dash = client.get("/office")
     assert dash.status_code == 200 and "ann" in dash.text and "99999" in dash.text
     csp = dash.headers["content-security-policy"]
-    assert "frame-ancestors 'none'" in csp and "script-src" not in csp and "default-src 'none'" in csp
-    assert dash.headers["x-frame-options"] == "DENY" and "<script" not in dash.text
+    assert "frame-ancestors 'none'" in csp and "script-src 'self';" in csp and "default-src 'none'" in csp
+    assert "unsafe-inline" not in csp and "http" not in csp  # this site's own script file only
+    assert dash.headers["x-frame-options"] == "DENY"
+    assert re.findall(r"<script[^>]*>", dash.text) == ['<script src="/static/office.js" defer>']
     r = client.post("/office/signout", data={"csrf": _csrf(dash.text)})
     assert r.status_code == 303 and r.headers["location"] == "/office/signin"
     assert client.get("/office").status_code == 303
@@ -177,10 +184,12 @@ def test_every_page_answers(office: tuple[TestClient, Store]) -> None:
     for path in ["/office", "/office/id?ark=ark:99999/fk4x1", "/office/id?ark=ark:/99999/fk4-x1",
                  "/office/create", "/office/edit?ark=ark:99999/fk4x1",
                  "/office/tombstone?ark=ark:99999/fk4x1",
-                 "/office/keys", "/office/id?ark=ark:99999/fk4gone", "/office/id?ark=ark:99999/fk4res"]:
+                 "/office/keys", "/office/id?ark=ark:99999/fk4gone", "/office/id?ark=ark:99999/fk4res",
+                 "/office/import", "/office/export"]:
         r = client.get(path)
         assert r.status_code == 200, path
-        assert "<script" not in r.text and "content-security-policy" in r.headers, path
+        assert re.findall(r"<script[^>]*>", r.text) == ['<script src="/static/office.js" defer>'], path
+        assert "content-security-policy" in r.headers, path
         _labels_on_every_field(r.text, path)
     page = client.get("/office/id?ark=ark:99999/fk4x1").text
     assert '<a href="https://example.org/x1" rel="noopener noreferrer">' in page

@@ -6,6 +6,7 @@ Screenshots of every step are saved under the test's temporary directory."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -18,17 +19,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_browser import ARGS, CHROMIUM, VIEWPORTS, _need_browser
 
+from pidkit.store import open_store
 from test_demo import demo_server, free_port
 
 AXE = Path(__file__).resolve().parent / "axe.min.js"
 SIGNIN = re.compile(r"demo back office: (\S+)  user (\S+)  password (\S+)  \(shown once\)")
 
 
+ADMIN, ADMIN_PASSWORD = "e2e-admin", "an administrator's long password"
+
+
 @pytest.fixture(scope="module")
 def office(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
-    with demo_server(tmp_path_factory.mktemp("office-e2e"), free_port()) as (base, _, output):
+    data = tmp_path_factory.mktemp("office-e2e")
+    with demo_server(data, free_port()) as (base, _, output):
         found = SIGNIN.search(output)
         assert found is not None, output
+        with open_store(f"sqlite:///{data / 'pidkit-demo.db'}") as store:  # beside the running server
+            store.add_user(ADMIN, ADMIN_PASSWORD, naan="99999", admin=True)
         yield base, found[2], found[3]
 
 
@@ -128,3 +136,100 @@ def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str, t
             browser.close()
     assert all(s.stat().st_size > 0 for s in shots)
     print(f"screenshots: {tmp_path}")
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], viewport: str,
+                                               tmp_path: Path) -> None:
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    base = office[0]
+    size = VIEWPORTS[viewport]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            context = browser.new_context(viewport=size)  # type: ignore[arg-type]
+            context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base.rstrip("/"))
+            page = context.new_page()
+            violations: list[str] = []
+            page.on("console", lambda m: violations.append(m.text) if "Security Policy" in m.text else None)
+            page.on("pageerror", lambda e: violations.append(str(e)))
+            page.route("https://example.org/**", lambda route: route.abort())
+
+            def check(step: str) -> None:
+                width = page.evaluate("document.documentElement.scrollWidth")
+                assert width <= size["width"], (step, width)
+                page.screenshot(path=str(tmp_path / f"{step}-{viewport}.png"), full_page=True)
+                _axe(page, step)
+
+            page.goto(base + "office/signin")
+            page.get_by_label("User name").fill(ADMIN)
+            page.get_by_label("Password").fill(ADMIN_PASSWORD)
+            page.get_by_label("Password").press("Enter")
+            page.wait_for_url("**/office")
+
+            page.get_by_role("link", name="Admin").click()
+            check("admin")
+            page.get_by_role("link", name="NAANs and shoulders").click()
+            check("admin-naans")
+            shoulder = f"w{len(viewport)}"
+            form = page.locator("form[action='/office/admin/shoulders']")
+            form.get_by_label("Shoulder").fill(shoulder)
+            form.get_by_role("button", name="Add the shoulder").click()
+            page.wait_for_url("**/office/admin/naans")
+            page.goto(base + "office/admin/minters")
+            check("admin-minters")
+            form = page.locator("form[action='/office/admin/minters']")
+            form.get_by_label("Minter name").fill(f"m-{viewport}")
+            form.get_by_label("Shoulder", exact=True).fill(f"m{len(viewport)}")
+            form.get_by_role("button", name="Create the minter").click()
+            page.wait_for_url("**/office/admin/minters")
+            assert page.get_by_role("rowheader", name=f"m-{viewport}").is_visible()
+            page.goto(base + "office/admin/users")
+            check("admin-users")
+            page.get_by_role("link", name=ADMIN).click()
+            check("admin-user")
+            page.goto(base + "office/admin/keys")
+            check("admin-keys")
+
+            page.get_by_role("link", name="Import").click()
+            check("import")
+            ark = f"ark:99999/fk4e2e{viewport}"
+            line = json.dumps({"text": ark, "target": f"https://example.org/{viewport}"})
+
+            def upload(content: str) -> None:
+                from playwright.sync_api import FilePayload
+
+                one = FilePayload(name="one.jsonl", mimeType="application/x-ndjson", buffer=content.encode())
+                page.get_by_label("File").set_input_files(files=[one])
+
+            upload(line + "\n{bad\n")
+            page.get_by_role("button", name="Check the file").click()
+            assert page.get_by_role("rowheader", name="line 2").is_visible()  # the bad line, named
+            check("import-problems")
+            upload(line + "\n")
+            page.get_by_role("button", name="Check the file").click()
+            assert page.get_by_role("heading", name="Import: preview").is_visible()
+            check("import-preview")
+            page.get_by_role("button", name="Import these bindings").click()
+            assert page.get_by_role("heading", name="Imported").is_visible()
+
+            page.get_by_role("link", name="Export").click()
+            check("export")
+
+            page.goto(base + "office/id?ark=" + ark)
+            copy = page.get_by_role("button", name="Copy ARK")  # added by /static/office.js
+            assert copy.is_visible()
+            copy.click()
+            status = page.locator("section .hint[role=status]")
+            page.wait_for_function("() => document.querySelector('section .hint[role=status]').textContent")
+            assert "ARK" in status.inner_text()
+            check("ark-copy")
+
+            page.goto(base + "api/docs")
+            assert page.get_by_role("heading", name="pidkit API").is_visible()
+            check("api-docs")
+            assert not violations, violations
+        finally:
+            browser.close()

@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..errors import PidkitError
-from ..store import Erc, Store
+from ..store import Binding, Erc, Store
+from ..store.rows import binding_from_row
 from .common import (
     DumpBuilder,
     ImportReport,
@@ -52,6 +53,7 @@ from .common import (
     Progress,
     SourceError,
     apply,
+    ark_id,
     extra_elements,
     note_dropped,
     plural,
@@ -66,8 +68,10 @@ __all__ = [
     "read_anvl",
     "read_csv",
     "read_download",
+    "read_download_bytes",
     "read_xml",
     "unescape",
+    "upload_bindings",
 ]
 
 #: The internal elements the store has a place for.
@@ -222,14 +226,27 @@ def read_download(path: str | os.PathLike[str]) -> list[EzidRecord]:
     source = source_name(path)
     try:
         with open(path, "rb") as f:
-            data = _decompress(f.read(), source)
+            raw = f.read()
     except OSError as exc:
         raise SourceError(f"cannot read the download: {exc.strerror}", text=source) from None
+    return read_download_bytes(raw, os.fspath(path), source)
+
+
+def read_download_bytes(raw: bytes, name: str, source: str | None = None) -> list[EzidRecord]:
+    """Every record of a download's bytes (:func:`read_download`; ``name``, the file's name, tells the
+    format as its extension does, ``source`` names it in messages).
+
+    >>> data = b"_id,_target\\r\\nark:/99999/fk4x,https://e.org/\\r\\n"
+    >>> [r.identifier for r in read_download_bytes(data, "dl.csv")]
+    ['ark:/99999/fk4x']
+    """
+    source = source or name
+    data = _decompress(raw, source)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SourceError(f"not UTF-8 (byte {exc.start + 1})", text=source) from None
-    kind = _format(os.fspath(path), text)
+    kind = _format(name, text)
     if kind == "xml":
         return read_xml(data, source)
     if kind == "anvl":
@@ -345,3 +362,22 @@ def import_ezid(
         records, builder, source_name(path), drop_extra=drop_extra, progress=progress
     )
     return apply(builder, store, report)
+
+
+def upload_bindings(
+    raw: bytes, name: str, *, drop_extra: bool = False
+) -> tuple[list[tuple[str, Binding]], list[Outcome]]:
+    """A download's bytes (``name``: the file's name) as the bindings an import writes, each with
+    where it is in the download (``line 3``, ``row 2``, ``record 5``), and the outcome of every record
+    (skipped and refused ones included) — mapped as :func:`import_ezid` maps them, for an import that
+    goes through :meth:`~pidkit.store.Store.import_jsonl` (the back office's, recorded as its user).
+
+    >>> found, outcomes = upload_bindings(b":: ark:/99999/fk4x\\n_target: https://e.org/\\n", "dl.txt")
+    >>> [(where, b.key, b.target) for where, b in found]
+    [('line 1', 'ark:99999/fk4x', 'https://e.org/')]
+    """
+    builder = DumpBuilder("ezid")
+    report = records_report(read_download_bytes(raw, name), builder, name, drop_extra=drop_extra)
+    found = [(o.where, binding_from_row(builder.binding(str(ark_id(o.id)))))
+             for o in report.outcomes if o.action == "imported"]  # fmt: skip
+    return found, list(report.outcomes)

@@ -246,6 +246,48 @@ class SqlAccounts:
                              {"disabled_at": stamp}, stamp)  # fmt: skip
         return user
 
+    def enable_user(self, name: str, *, principal: Principal | None = None) -> User:
+        """Enable a disabled user again (idempotent): they may sign in with their password."""
+        with self._transaction(write=True) as cur:
+            self._exec(cur, f"SELECT {USER_COLS} FROM users WHERE name = ?", (name,))
+            row = cur.fetchone()
+            if row is None:
+                raise NotFoundError("no such user", text=name)
+            before = user_from_row(row)
+            self._exec(cur, f"UPDATE users SET disabled_at = NULL WHERE name = ? RETURNING {USER_COLS}",
+                       (name,))  # fmt: skip
+            user = user_from_row(cur.fetchone())
+            if before.disabled_at is not None:
+                was = {"disabled_at": stored_time(before.disabled_at)}
+                self._record(cur, principal, "user.enable", "user", name, was, {"disabled_at": None})
+        return user
+
+    def set_user_scope(
+        self, name: str, *, naan: str, shoulder: str | None = None, admin: bool = False,
+        principal: Principal | None = None,
+    ) -> User:
+        """Change a user's scope (NAAN, shoulder, administrator); their sessions end when it narrows or
+        changes (they sign in again under the new scope)."""
+        check_naan(naan)
+        if shoulder is not None:
+            check_shoulder(shoulder)
+        stamp = _at(_now())
+        with self._transaction(write=True) as cur:
+            self._exec(cur, f"SELECT {USER_COLS} FROM users WHERE name = ?", (name,))
+            row = cur.fetchone()
+            if row is None:
+                raise NotFoundError("no such user", text=name)
+            before = user_from_row(row)
+            self._exec(cur, "UPDATE users SET naan = ?, shoulder = ?, admin = ? WHERE name = ? "
+                       f"RETURNING {USER_COLS}", (naan, shoulder, int(admin), name))  # fmt: skip
+            user = user_from_row(cur.fetchone())
+            old = {"naan": before.naan, "shoulder": before.shoulder, "admin": before.admin}
+            new = {"naan": naan, "shoulder": shoulder, "admin": admin}
+            if old != new:
+                self._revoke_sessions(cur, name, stamp)
+                self._record(cur, principal, "user.scope", "user", name, old, new, stamp)
+        return user
+
     def set_password(self, name: str, password: str, *, principal: Principal | None = None) -> User:
         """Set a user's password; every session of the user ends (they sign in again)."""
         digest = hash_password(password)

@@ -388,6 +388,7 @@ class Store(abc.ABC):
         owner: str | None = None,
         update: bool = False,
         principal: Principal | None = None,
+        dry_run: bool = False,
     ) -> ImportReport:
         """Read bindings written by :meth:`export_jsonl` and write them in ONE transaction.  Any bad
         line (not JSON, bad id, bad target, would rebind a tombstone) rejects the whole import with
@@ -400,7 +401,10 @@ class Store(abc.ABC):
 
         ``update`` makes each line a partial change (:func:`pidkit.store.jsonl.parse_update_line`: the id
         and the fields to change, JSON merge patch), applied as :meth:`bind` applies one.  Every binding
-        written gets one ``import`` history row."""
+        written gets one ``import`` history row.
+
+        ``dry_run`` checks everything an import checks (in its transaction, then rolled back) and
+        returns the report of what it would write; nothing is written (the back office's preview)."""
 
     # -- API keys -----------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -457,6 +461,18 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def disable_user(self, name: str, *, principal: Principal | None = None) -> User:
         """Disable a user (idempotent); their sessions end."""
+
+    @abc.abstractmethod
+    def enable_user(self, name: str, *, principal: Principal | None = None) -> User:
+        """Enable a disabled user again (idempotent).  :class:`~pidkit.errors.NotFoundError` if unknown."""
+
+    @abc.abstractmethod
+    def set_user_scope(
+        self, name: str, *, naan: str, shoulder: str | None = None, admin: bool = False,
+        principal: Principal | None = None,
+    ) -> User:
+        """Change a user's scope; a change ends their sessions.  :class:`~pidkit.errors.NotFoundError`
+        if unknown."""
 
     @abc.abstractmethod
     def set_password(self, name: str, password: str, *, principal: Principal | None = None) -> User:

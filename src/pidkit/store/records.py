@@ -322,6 +322,18 @@ class MinterInfo:
     counter: int
     created: _dt.datetime | None = None
 
+    @property
+    def left(self) -> int | None:
+        """How many ids the minter can still mint (``None``: its template never runs out).
+
+        >>> MinterInfo("m", "99999", "fk4.sdd", 7, 30).left, MinterInfo("m", "99999", "fk4.zd", 7, 3).left
+        (70, None)
+        """
+        from ..ark.noid import Template
+
+        capacity = Template.parse(self.template).capacity
+        return None if capacity is None else max(0, capacity - self.counter)
+
 
 @dataclass(frozen=True, slots=True)
 class Binding:

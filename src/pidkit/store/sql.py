@@ -110,6 +110,14 @@ _CHUNK: Final = 1000
 _IMPORT_CHUNK: Final = 5000
 
 
+class _DryRunDoneError(Exception):
+    """Ends a dry-run import's transaction (rolled back) carrying what it would have written."""
+
+    def __init__(self, report: ImportReport) -> None:
+        super().__init__("dry run")
+        self.report = report
+
+
 class _ImportChunk(NamedTuple):
     """What one chunk of an import wrote: the stored bindings before it, its rows (one per key, with the
     line number of the last line of that key), and how many keys were new or already there."""
@@ -958,8 +966,10 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
         owner: str | None = None,
         update: bool = False,
         principal: Principal | None = None,
+        dry_run: bool = False,
     ) -> ImportReport:
-        """Read an export back, all or nothing (``owner``, ``update``: see :meth:`Store.import_jsonl`).
+        """Read an export back, all or nothing (``owner``, ``update``, ``dry_run``: see
+        :meth:`Store.import_jsonl`).
 
         Streamed: the lines are read, checked and written :data:`_IMPORT_CHUNK` at a time inside ONE
         transaction, so memory does not grow with the file.  Each chunk looks up what the store holds
@@ -967,12 +977,22 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
         writes them (:meth:`_import_chunk`).  After the first bad line nothing more is written but every
         remaining line is still parsed, so every unreadable line is reported; then the transaction is
         rolled back — nothing of the import stays."""
-        problems: list[tuple[int, str]] = []
-        lines = created = updated = 0
         stamp = _dt.datetime.now(_dt.UTC)
         at = stored_time(stamp)
         who = str(principal or local_principal())
         parse = parse_update_line if update else parse_import_line
+        try:
+            return self._import_lines(fp, parse, owner, stamp, at, who, dry_run)
+        except _DryRunDoneError as done:  # every write of the dry run rolled back with its transaction
+            return done.report
+
+    def _import_lines(
+        self, fp: Iterable[str], parse: Callable[[str], ImportRow | UpdateRow], owner: str | None,
+        stamp: _dt.datetime, at: str | None, who: str, dry_run: bool,
+    ) -> ImportReport:
+        """:meth:`import_jsonl`'s one transaction (a dry run ends it with :class:`_DryRunDoneError`)."""
+        problems: list[tuple[int, str]] = []
+        lines = created = updated = 0
         with self._transaction(write=True) as cur:
             locked: set[str] = set()
             for chunk in _numbered_chunks(fp, _IMPORT_CHUNK):
@@ -998,6 +1018,8 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
                     self._import_history(cur, at, who, done)
             if problems:
                 raise ImportRejectedError(sorted(problems))
+            if dry_run:
+                raise _DryRunDoneError(ImportReport(lines, created, updated))
         return ImportReport(lines, created, updated)
 
     def _import_chunk(

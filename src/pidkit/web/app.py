@@ -27,7 +27,9 @@ from .. import __version__
 from ..settings import Settings
 from ..store import Store, open_store
 from .api import router as api_router
+from .apidocs import router as apidocs_router
 from .asgi import ASGIApp, Message, Receive, Scope, Send
+from .assets import router as assets_router
 from .auth import router as auth_router
 from .batch import LookupBatcher, in_thread
 from .directory import router as directory_router
@@ -37,6 +39,8 @@ from .lookups import RegistryHolder, StoreLookup
 from .middleware import BodyLimit
 from .oai import router as oai_router
 from .office import router as office_router
+from .officeadmin import router as officeadmin_router
+from .officeimport import router as officeimport_router
 from .pages import router as pages_router
 from .resolver import router as resolver_router
 from .stores import StoreHolder, StoreUnavailableError
@@ -105,6 +109,10 @@ def create_app(
     app.include_router(directory_router)
     app.include_router(auth_router)  # the back office (issue 14)
     app.include_router(office_router)
+    app.include_router(officeadmin_router)
+    app.include_router(officeimport_router)
+    app.include_router(apidocs_router)  # the API's documentation for people, made from /openapi.json
+    app.include_router(assets_router)
     return app
 
 

@@ -17,7 +17,6 @@ from typing import Final
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from .. import noid
 from ..errors import PidkitError
 from ..store import Binding, HistoryEntry, MinterInfo, Principal, Status, Store, User
 from ..store.keys import ark_key, template_shoulder
@@ -27,6 +26,7 @@ from .officeviews import (
     badge,
     csrf_field,
     field,
+    ids_left,
     message,
     office_page,
     select,
@@ -122,7 +122,7 @@ def dashboard(request: Request) -> Response:
         mine = [(m, s) for m, s in minters if m.naan == n.naan]
         mint_rows = "".join(
             f'<tr><th scope="row" class="mono">{esc(m.name)}</th><td class="mono">{esc(m.template)}</td>'
-            f'<td class="num">{m.counter}</td><td class="num">{_left(m)}</td></tr>'
+            f'<td class="num">{m.counter}</td><td class="num">{ids_left(m)}</td></tr>'
             for m, _ in mine
         )
         minter_table = (
@@ -148,11 +148,6 @@ def dashboard(request: Request) -> Response:
             'autocomplete="off" spellcheck="false"><button type="submit">Open</button></form></section>'
             + body)
     return office_page("Dashboard", body, signed)
-
-
-def _left(m: MinterInfo) -> str:
-    capacity = noid.Template.parse(m.template).capacity
-    return "unlimited" if capacity is None else str(max(0, capacity - m.counter))
 
 
 def _operation(h: HistoryEntry) -> str:
@@ -252,13 +247,27 @@ def ark_page(request: Request, ark: str = "") -> Response:
     extra = [(esc(k), esc(v)) for k, v in b.extra] or [("", '<span class="muted">none</span>')]
     body = (
         f'<section class="card">{_table(facts)}</section>'
-        f'<section class="card"><h2>Description (ERC)</h2>{_table(erc)}'
+        + _share(b.key, base)
+        + f'<section class="card"><h2>Description (ERC)</h2>{_table(erc)}'
         f'<h2>Other metadata</h2>{_table(extra)}</section>'
         f'{_actions(signed, b)}'
         '<section class="card"><h2>History</h2>'
         f'{_timeline(store_of(request).history("ark", b.key))}</section>'
     )
     return office_page(b.key, body, signed)
+
+
+def _share(key: str, base: str) -> str:
+    """The ARK, its resolution URL and its ``?info`` URL as read-only, selectable values (the script
+    ``/static/office.js`` adds a Copy button to each)."""
+    values = [("share-ark", "ARK", key), ("share-url", "Resolution URL", f"{base}/{key}"),
+              ("share-info", "Description URL (?info)", f"{base}/{key}?info")]  # fmt: skip
+    fields = "".join(
+        f'<p class="field copyable"><label for="{fid}">{esc(label)}</label>'
+        f'<input type="text" id="{fid}" class="mono" readonly value="{esc(value)}"></p>'
+        for fid, label, value in values
+    )
+    return f'<section class="card"><h2>Share</h2>{fields}</section>'
 
 
 def _table(pairs: list[tuple[str, str]]) -> str:

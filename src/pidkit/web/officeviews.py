@@ -18,11 +18,14 @@ from typing import Final
 from fastapi.responses import Response
 
 from ..codecs import iso_z
+from ..store import MinterInfo
+from .assets import OFFICE_JS_PATH
 from .sessions import Signed, html
 from .templates import CSS, esc, page
 
 __all__ = [
-    "OFFICE_CSS", "badge", "csrf_field", "field", "message", "office_page", "select", "textarea", "when",
+    "OFFICE_CSS", "badge", "csrf_field", "field", "ids_left", "message", "office_page", "select", "textarea",
+    "when",
 ]
 
 #: The back office's additions to the site's style sheet.
@@ -38,11 +41,15 @@ select:focus-visible,textarea:focus-visible{outline:3px solid var(--accent);outl
 .actions form{margin:0}
 button.quiet{background:#fff;color:var(--accent);border:1px solid var(--accent)}
 button.danger{background:var(--bad)}
+nav{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem 1rem}nav a{margin-right:0}
 nav form{display:inline;margin:0}
 nav button{padding:.2rem .6rem;font-size:.9rem}
 .who{color:var(--muted)}
 ol.timeline{list-style:none;padding:0}ol.timeline li{border-left:3px solid var(--line);
   padding:.25rem 0 .75rem 1rem;margin-left:.25rem}
+.copyable{display:flex;flex-wrap:wrap;gap:.25rem .5rem;align-items:center}
+.copyable label{flex:1 1 100%}.copyable input{flex:1 1 16rem;min-width:0}
+button.copy{padding:.45rem .8rem}
 .secret{font-size:1.05rem;background:#fff7d6;padding:.75rem;border-radius:.375rem}
 .notice{border-color:var(--ok)}.problem{border-color:var(--bad)}
 td.num,th.num{text-align:right;width:auto}
@@ -66,6 +73,16 @@ def when(at: _dt.datetime | None) -> str:
         return "—"
     utc = at.astimezone(_dt.UTC)
     return f'<time datetime="{esc(iso_z(utc))}">{utc:%d %b %Y, %H:%M} UTC</time>'
+
+
+def ids_left(m: MinterInfo) -> str:
+    """How many ids minter ``m`` has left, in words (:attr:`~pidkit.store.MinterInfo.left`).
+
+    >>> sdd, zd = MinterInfo("m", "99999", "fk4.sdd", 7, 7), MinterInfo("m", "99999", "fk4.zd", 7, 7)
+    >>> ids_left(sdd), ids_left(zd)
+    ('93', 'unlimited')
+    """
+    return "unlimited" if m.left is None else str(m.left)
 
 
 def badge(status: str) -> str:
@@ -123,8 +140,10 @@ def _nav(signed: Signed | None) -> str:
         return '<nav aria-label="main"><a href="/">Resolver</a><a href="/office/signin">Sign in</a></nav>'
     return (
         '<nav aria-label="main"><a href="/office">Dashboard</a><a href="/office/find">Find</a>'
-        '<a href="/office/create">Create</a>'
-        '<a href="/office/keys">API keys</a>'
+        '<a href="/office/create">Create</a><a href="/office/import">Import</a>'
+        '<a href="/office/export">Export</a><a href="/office/keys">API keys</a>'
+        + ('<a href="/office/admin">Admin</a>' if signed.user.admin else "")
+        + '<a href="/api/docs">API</a>'
         f'<span class="who">{esc(signed.user.name)}</span> '
         f'<form method="post" action="/office/signout">{csrf_field(signed)}'
         '<button type="submit" class="quiet">Sign out</button></form></nav>'
@@ -134,7 +153,8 @@ def _nav(signed: Signed | None) -> str:
 def office_page(title: str, body: str, signed: Signed | None, *, status: int = 200) -> Response:
     """A back-office page: the site's layout with the back office's navigation and style, answered with
     the security headers."""
-    return html(page(title, body, nav=_nav(signed), css=OFFICE_CSS), OFFICE_CSS, status)
+    script = f'<script src="{OFFICE_JS_PATH}" defer></script>\n'
+    return html(page(title, body, nav=_nav(signed), css=OFFICE_CSS, head=script), OFFICE_CSS, status)
 
 
 def message(text: str, *, bad: bool = False) -> str:

@@ -11,7 +11,8 @@ back-office answer, and reading a posted form.
   session, never in a cookie); the sign-in form uses a double-submit token (a cookie and a hidden field
   that must match).  A ``POST`` whose token does not match changes nothing (403); ``GET`` never changes
   anything.
-* Every answer carries a strict Content-Security-Policy (no script at all, the one inline style sheet
+* Every answer carries a strict Content-Security-Policy (scripts from this site only — the back office's
+  ``/static/office.js`` — never inline, the one inline style sheet
   allowed by its hash, ``frame-ancestors 'none'``, forms posting only here), ``X-Frame-Options: DENY``,
   ``nosniff``, ``Referrer-Policy: same-origin`` and ``Cache-Control: no-store``.
 
@@ -85,7 +86,8 @@ def security_headers(css: str) -> dict[str, str]:
     'DENY'
     """
     digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
-    policy = (f"default-src 'none'; style-src 'sha256-{digest}'; img-src 'self'; form-action 'self'; "
+    policy = (f"default-src 'none'; script-src 'self'; style-src 'sha256-{digest}'; img-src 'self'; "
+              "form-action 'self'; "
               "frame-ancestors 'none'; base-uri 'none'")  # fmt: skip
     return {
         "Content-Security-Policy": policy,

@@ -70,12 +70,13 @@ def esc(value: object) -> str:
 
 #: The site's main navigation (a page may pass its own: the back office's names the user).
 NAV: Final = ('<nav aria-label="main"><a href="/#resolve">Resolve</a><a href="/#inspect">Inspect</a>'
-              '<a href="/openapi.json">API</a></nav>')
+              '<a href="/api/docs">API</a></nav>')
 
 
-def page(title: str, body: str, *, lang: str = "en", nav: str = NAV, css: str = CSS) -> str:
+def page(title: str, body: str, *, lang: str = "en", nav: str = NAV, css: str = CSS, head: str = "") -> str:
     """A complete HTML page around ``body`` and ``nav`` (already-escaped HTML); ``title`` is escaped
-    here; ``css`` is the page's one inline style sheet.
+    here; ``css`` is the page's one inline style sheet; ``head`` more of the ``<head>`` (HTML, e.g. a
+    script of this site).
 
     >>> page("A & B", "<p>x</p>").count("A &amp; B")
     2
@@ -84,7 +85,7 @@ def page(title: str, body: str, *, lang: str = "en", nav: str = NAV, css: str = 
     return (
         f'<!DOCTYPE html>\n<html lang="{esc(lang)}">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{t} · pidkit</title>\n<style>{css}</style>\n</head>\n<body>\n"
+        f"<title>{t} · pidkit</title>\n<style>{css}</style>\n{head}</head>\n<body>\n"
         f'<header><a class="brand" href="/">pidkit</a>{nav}</header>\n'
         f"<main>\n<h1>{t}</h1>\n{body}\n</main>\n"
         f"<footer>pidkit {esc(__version__)} — ARK resolver and identifier toolkit</footer>\n"

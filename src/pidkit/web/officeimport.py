@@ -1,0 +1,564 @@
+"""The back office's import and export.
+
+**Import** (``/office/import``): the user uploads a file (``multipart/form-data``, bounded by the
+service's request body limit, ``PIDKIT_MAX_BODY``) in one of three formats — JSON Lines
+(:mod:`pidkit.store.jsonl`), CSV with the same fields (:mod:`pidkit.store.csvformat`), or an EZID batch
+download (ANVL, CSV or XML; plain, gzip or ZIP: :func:`pidkit.importers.ezid.upload_bindings`).  Every
+record becomes the JSON Lines record the store's one parser checks.  The **preview** names every bad
+line (line number, or the download's row / record, and the reason): unreadable, outside the user's
+scope (the one scope rule, :meth:`pidkit.store.Scope.allows`), or refused by the store — the store's own
+import runs as a dry run (:meth:`~pidkit.store.Store.import_jsonl` with ``dry_run``: checked in its
+transaction, then rolled back), so nothing is written at preview.  Only a file with no bad line can be
+applied.
+
+Between preview and apply the checked records are **staged on the server**: a file named by a random
+256-bit token in a private directory (mode 0700), holding the SHA-256 of the session token it belongs
+to, the user's name and the time; the confirmation form carries only the token.  Applying checks that
+the staged copy belongs to this session and user and is less than :data:`STAGED_FOR` old, checks every
+line's scope again, and imports it all or nothing as the user (each binding gets an ``import`` history
+row naming ``user:NAME``); the staged copy is then deleted.  Copies older than :data:`STAGED_FOR` are
+removed whenever a file is staged.  (Several servers behind one address need sticky sessions or a
+shared ``TMPDIR``; without them a confirmation that reaches another server is asked to upload again.)
+
+**Export** (``/office/export``): a NAAN's or a shoulder's bindings, or the results of a search (the same
+query as the Find page), as JSON Lines or CSV, streamed as a download (``Content-Disposition:
+attachment``); only what the user's scope allows.  CSV cells are safe from formula injection
+(:func:`pidkit.store.csvformat.quote`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import secrets
+import stat
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from email.parser import BytesParser
+from email.policy import HTTP
+from pathlib import Path
+from typing import Final
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from ..codecs import iso_z
+from ..errors import PidkitError
+from ..importers.common import plural
+from ..importers.ezid import upload_bindings
+from ..store import (
+    Binding,
+    ImportRejectedError,
+    NotOwnerError,
+    Principal,
+    Store,
+    User,
+    binding_line,
+    parse_import_line,
+    split_lines,
+)
+from ..store.csvformat import binding_row, csv_lines, header_row, read_csv_records
+from .auth import form_post
+from .office import _prefix
+from .officeviews import OFFICE_CSS, csrf_field, field, message, office_page, select
+from .sessions import FormError, Signed, csrf_ok, signed_in, to_signin, with_headers
+from .stores import store_of
+from .templates import esc
+
+__all__ = ["FORMATS", "STAGED_FOR", "Checked", "Upload", "check", "read_upload", "router", "scope_problem",
+           "stage", "staged", "to_lines"]
+
+router = APIRouter(include_in_schema=False)
+
+#: The upload formats, by the form's value.
+FORMATS: Final = {
+    "jsonl": "JSON Lines (one binding per line, as pidkit exports)",
+    "csv": "CSV with pidkit's columns (as pidkit exports)",
+    "ezid": "EZID batch download (ANVL, CSV or XML; plain, gzip or ZIP)",
+}
+#: How long a previewed import waits for its confirmation.
+STAGED_FOR: Final = _dt.timedelta(hours=1)
+#: Most bad lines listed on the preview (all are counted).
+MAX_LISTED: Final = 1000
+#: Bindings per store read of an export.
+_PAGE: Final = 500
+#: The statuses a search may ask for, in words.
+_STATUSES: Final = {"": "Any status", "public": "Public", "reserved": "Reserved", "unavailable": "Withdrawn",
+                    "tombstoned": "Tombstoned"}  # fmt: skip
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+# -- reading the upload ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A posted upload form: its fields and the file's name and bytes."""
+
+    fields: dict[str, str]
+    filename: str
+    data: bytes
+
+
+def read_upload(content_type: str, body: bytes) -> Upload:
+    """A ``multipart/form-data`` body (the standard library's MIME parser; the body is already bounded by
+    the service's limit): its text fields (first of each) and its one file.
+
+    >>> body = (b'--b\\r\\nContent-Disposition: form-data; name="csrf"\\r\\n\\r\\nt\\r\\n--b\\r\\n'
+    ...         b'Content-Disposition: form-data; name="file"; filename="x.jsonl"\\r\\n\\r\\n'
+    ...         b'{}\\r\\n--b--\\r\\n')
+    >>> u = read_upload("multipart/form-data; boundary=b", body)
+    >>> u.fields, u.filename, u.data
+    ({'csrf': 't'}, 'x.jsonl', b'{}')
+    """
+    if content_type.split(";")[0].strip().lower() != "multipart/form-data":
+        raise FormError(415, "an upload is posted as multipart/form-data")
+    head = f"Content-Type: {content_type}\r\n\r\n".encode("latin-1", "replace")
+    message_ = BytesParser(policy=HTTP).parsebytes(head + body)
+    if not message_.is_multipart():
+        raise FormError(400, "the upload is not a multipart form (no boundary)")
+    fields: dict[str, str] = {}
+    filename, data = "", b""
+    for part in message_.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if not isinstance(name, str) or not isinstance(payload, bytes):
+            continue
+        if part.get_filename() is not None:
+            if name == "file" and not filename:
+                filename, data = str(part.get_filename() or "upload"), payload
+            continue
+        try:
+            fields.setdefault(name, payload.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise FormError(400, f"the form field {name!r} is not UTF-8") from None
+    return Upload(fields, filename, data)
+
+
+# -- checking ----------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """An upload turned into JSON Lines: the good lines (each with where it came from), the bad ones
+    (where, why), and notes (records skipped)."""
+
+    lines: list[str]
+    wheres: list[str]
+    bad: list[tuple[str, str]]
+    notes: list[str]
+    created: int = 0
+    updated: int = 0
+
+
+def scope_problem(user: User, line: str) -> str | None:
+    """Why the user may not import ``line`` (a JSON Lines record), or ``None``: an ARK outside the user's
+    scope (the one rule), or another id kind for a user limited to one shoulder (as for API keys).
+    Unreadable lines are left to the store's parser.
+
+    >>> scope_problem(User("ann", "99999"), '{"text": "ark:12345/x", "target": "https://e.org/"}')
+    'ark:12345/x is outside your scope (NAAN 99999)'
+    """
+    try:
+        row = parse_import_line(line)
+    except PidkitError:
+        return None
+    if row.kind == "ark":
+        if not user.scope.allows(row.naan, row.shoulder):
+            return f"{row.key} is outside your scope ({_scope_text(user)})"
+    elif not user.admin and user.shoulder is not None:
+        return f"{row.kind} {row.key}: only a user of a whole NAAN imports other id kinds"
+    return None
+
+
+def _scope_text(user: User) -> str:
+    if user.admin:
+        return "every NAAN"
+    return f"NAAN {user.naan}" + (f", shoulder {user.shoulder}" if user.shoulder else "")
+
+
+def _owner(user: User) -> str | None:
+    """The NAAN an import by ``user`` owns its non-ARK bindings for (none for an administrator)."""
+    return None if user.admin else user.naan
+
+
+def to_lines(kind: str, filename: str, data: bytes) -> Checked:
+    """The upload as JSON Lines records with where each came from; unreadable records are bad lines."""
+    lines: list[str] = []
+    wheres: list[str] = []
+    bad: list[tuple[str, str]] = []
+    notes: list[str] = []
+    if kind == "ezid":
+        found, outcomes = upload_bindings(data, filename or "upload")
+        for where, b in found:
+            lines.append(binding_line(b).rstrip("\n"))
+            wheres.append(where)
+        bad += [(o.where, f"{o.id}: {o.reason}") for o in outcomes if o.action == "refused"]
+        notes += [f"{o.where}: {o.id} skipped ({o.reason})" for o in outcomes if o.action == "skipped"]
+        return Checked(lines, wheres, bad, notes)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return Checked([], [], [("file", f"not UTF-8 text (byte {exc.start + 1})")], [])
+    if kind == "csv":
+        for number, got in read_csv_records(text):
+            if isinstance(got, PidkitError):
+                bad.append((f"line {number}", str(got)))
+            else:
+                lines.append(got)
+                wheres.append(f"line {number}")
+    else:
+        for number, line in enumerate(split_lines(text), 1):
+            if line.strip():
+                lines.append(line)
+                wheres.append(f"line {number}")
+    return Checked(lines, wheres, bad, notes)
+
+
+def check(store: Store, user: User, got: Checked) -> Checked:
+    """Every bad line of ``got``: unreadable (the store's parser), outside the user's scope, or refused
+    by the store's own import run as a dry run (nothing written); the counts it would write."""
+    bad = list(got.bad)
+    for where, line in zip(got.wheres, got.lines, strict=True):
+        try:
+            parse_import_line(line)
+        except PidkitError as exc:
+            bad.append((where, str(exc)))
+            continue
+        problem = scope_problem(user, line)
+        if problem:
+            bad.append((where, problem))
+    created = updated = 0
+    if not bad and got.lines:
+        try:
+            report = store.import_jsonl(got.lines, owner=_owner(user), principal=Principal.user(user.name),
+                                        dry_run=True)  # fmt: skip
+            created, updated = report.created, report.updated
+        except ImportRejectedError as exc:
+            bad += [(_where(got, n), text) for n, text in exc.problems]
+        except NotOwnerError as exc:
+            bad.append((_where(got, exc.line), str(exc)))
+    return Checked(got.lines, got.wheres, bad, got.notes, created, updated)
+
+
+def _where(got: Checked, number: int | None) -> str:
+    """Where line ``number`` (1-based) of the JSON Lines made from an upload came from."""
+    if number is not None and 1 <= number <= len(got.wheres):
+        return got.wheres[number - 1]
+    return "file"
+
+
+# -- staging between preview and apply -------------------------------------------------------------
+class StagingError(PidkitError):
+    """The staging directory is not this process's own private directory (refused, never used)."""
+
+
+def _staging() -> Path:
+    """The private directory of staged imports: made with mode 0700, and refused if it is a symbolic
+    link, another user's, or open to others (in a shared ``/tmp``, someone else could have made it)."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    path = Path(tempfile.gettempdir()) / f"pidkit-import-{uid}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != uid) or st.st_mode & 0o077:
+        raise StagingError("the staging directory is not private to this service", text=str(path))
+    return path
+
+
+def _sweep(directory: Path) -> None:
+    limit = time.time() - STAGED_FOR.total_seconds()
+    for old in directory.iterdir():
+        try:
+            if old.stat().st_mtime < limit:
+                old.unlink()
+        except OSError:
+            pass  # another worker removed it first
+
+
+def _session_id(signed: Signed) -> str:
+    return hashlib.sha256(signed.token.encode("utf-8")).hexdigest()
+
+
+def stage(signed: Signed, got: Checked, source: str) -> str:
+    """Keep the checked lines for the confirmation; return the token naming them."""
+    directory = _staging()
+    _sweep(directory)
+    token = secrets.token_urlsafe(32)
+    head = {"session": _session_id(signed), "user": signed.user.name,
+            "at": iso_z(_dt.datetime.now(_dt.UTC)), "source": source, "wheres": got.wheres}  # fmt: skip
+    path = directory / token
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(head, ensure_ascii=False) + "\n")
+        for line in got.lines:
+            f.write(line + "\n")
+    return token
+
+
+def staged(signed: Signed, token: str) -> tuple[Checked, str, Path] | None:
+    """The staged lines of ``token`` if they are this session's and not expired, else ``None``."""
+    if not _TOKEN.fullmatch(token):
+        return None
+    try:
+        path = _staging() / token
+        if path.stat().st_mtime < time.time() - STAGED_FOR.total_seconds():
+            return None
+        text = path.read_text(encoding="utf-8")
+    except (StagingError, OSError):
+        return None
+    first, _, rest = text.partition("\n")
+    try:
+        head = json.loads(first)
+        wheres = [str(w) for w in head["wheres"]]
+    except (ValueError, KeyError, TypeError):
+        return None  # not a staged copy this module wrote
+    if head.get("session") != _session_id(signed) or head.get("user") != signed.user.name:
+        return None
+    lines = list(split_lines(rest))
+    if len(lines) != len(wheres):
+        return None
+    return Checked(lines, wheres, [], []), str(head.get("source", "")), path
+
+
+# -- pages -----------------------------------------------------------------------------------------
+def _import_form(signed: Signed, chosen: str = "jsonl") -> str:
+    return ('<section class="card"><h2>Upload a file</h2>'
+            '<form method="post" action="/office/import" enctype="multipart/form-data">' + csrf_field(signed)
+            + select("format", "Format", list(FORMATS.items()), chosen, form="i")
+            + '<p class="field"><label for="i-file">File</label>'
+            '<input type="file" id="i-file" name="file" required aria-describedby="i-file-hint">'
+            '<span class="hint" id="i-file-hint">Checked first: nothing is written until you confirm.'
+            '</span></p>'
+            '<button type="submit">Check the file</button></form></section>')  # fmt: skip
+
+
+@router.get("/office/import")
+def import_form(request: Request) -> Response:
+    """The upload form."""
+    signed = signed_in(request)
+    if signed is None:
+        return to_signin(request)
+    intro = message(f"Your scope: {_scope_text(signed.user)}. Every line must be within it.")
+    return office_page("Import", intro + _import_form(signed), signed)
+
+
+@router.post("/office/import")
+async def import_preview(request: Request) -> Response:
+    """Check an upload and show the preview: every bad line named, the count of good ones; nothing is
+    written.  A file with no bad line is staged for the confirmation."""
+    signed = await run_in_threadpool(signed_in, request)
+    if signed is None:
+        return to_signin(request)
+    try:
+        upload = read_upload(request.headers.get("content-type", ""), await request.body())
+    except FormError as exc:
+        return office_page("Not an upload", message(str(exc), bad=True), signed, status=exc.status)
+    if not csrf_ok(signed.session.csrf, upload.fields):
+        refusal = ("The form's security token does not match this session: nothing was changed. "
+                   "Reload the page and try again.")
+        return office_page("Refused", message(refusal, bad=True), signed, status=403)
+    kind = upload.fields.get("format", "")
+    if kind not in FORMATS:
+        return _preview_problem(signed, "Choose one of the formats.", kind)
+    if not upload.data:
+        return _preview_problem(signed, "The file is empty (or none was chosen).", kind)
+    return await run_in_threadpool(_preview, request, signed, upload, kind)
+
+
+def _preview_problem(signed: Signed, problem: str, kind: str) -> Response:
+    return office_page("Import", message(problem, bad=True) + _import_form(signed, kind or "jsonl"), signed,
+                       status=400)
+
+
+def _preview(request: Request, signed: Signed, upload: Upload, kind: str) -> Response:
+    store = store_of(request)
+    try:
+        got = check(store, signed.user, to_lines(kind, upload.filename, upload.data))
+    except PidkitError as exc:  # a download that cannot be read at all
+        return _preview_problem(signed, str(exc), kind)
+    source = upload.filename or "upload"
+    read = set(got.wheres)
+    unreadable = sum(1 for w, _ in got.bad if w not in read)  # never became a record
+    good = len(got.lines) - len({w for w, _ in got.bad} & read)
+    counts = f"{source}: {len(got.lines) + unreadable} records read, {good} good, {len(got.bad)} problems."
+    notes = "".join(f"<li>{esc(n)}</li>" for n in got.notes[:MAX_LISTED])
+    notes_html = f'<section class="card"><h2>Skipped</h2><ul>{notes}</ul></section>' if notes else ""
+    if got.bad:
+        rows = "".join(f'<tr><th scope="row">{esc(w)}</th><td>{esc(r)}</td></tr>'
+                       for w, r in got.bad[:MAX_LISTED])  # fmt: skip
+        more = (f'<p class="muted">The first {MAX_LISTED} of {len(got.bad)} are listed.</p>'
+                if len(got.bad) > MAX_LISTED else "")  # fmt: skip
+        body = (message(counts + " Nothing was written: correct these lines and upload the file again.",
+                        bad=True)
+                + '<section class="card"><h2>Bad lines</h2><table class="grid"><thead><tr>'
+                '<th scope="col">Where</th><th scope="col">Problem</th></tr></thead>'
+                f"<tbody>{rows}</tbody></table>{more}</section>" + notes_html + _import_form(signed, kind))
+        return office_page("Import: problems found", body, signed, status=422)
+    if not got.lines:
+        return _preview_problem(signed, f"{source}: no record to import.", kind)
+    try:
+        token = stage(signed, got, source)
+    except (PidkitError, OSError) as exc:
+        problem = f"The checked file could not be kept for the confirmation (nothing was written): {exc}"
+        return office_page("Import", message(problem, bad=True), signed, status=503)
+    summary = (f"{plural(len(got.lines), 'binding')} to write: {got.created} new, {got.updated} updated "
+               f"(all or nothing, as {signed.user.name}).")
+    body = (message(counts) + f'<section class="card"><h2>Ready</h2><p>{esc(summary)}</p>'
+            '<form method="post" action="/office/import/apply">' + csrf_field(signed)
+            + f'<input type="hidden" name="token" value="{esc(token)}">'
+            '<button type="submit" data-busy="Importing…">Import these bindings</button></form>'
+            f'<p class="hint">The checked file waits {int(STAGED_FOR.total_seconds() // 60)} minutes for '
+            'this confirmation.</p></section>' + notes_html)  # fmt: skip
+    return office_page("Import: preview", body, signed)
+
+
+@form_post(router, "/office/import/apply")
+def import_apply(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """Import the staged lines of a preview, all or nothing, as the signed-in user."""
+    found = staged(signed, form.get("token", ""))
+    if found is None:
+        problem = ("This import is no longer waiting (expired, done, or from another session): "
+                   "upload it again.")
+        return office_page("Import", message(problem, bad=True) + _import_form(signed), signed, status=410)
+    got, source, path = found
+    bad = [(w, p) for w, line in zip(got.wheres, got.lines, strict=True)
+           if (p := scope_problem(signed.user, line))]  # scope again: it may have changed since the preview
+    store, user = store_of(request), signed.user
+    try:
+        if bad:
+            raise ImportRejectedError([(got.wheres.index(w) + 1, p) for w, p in bad])
+        report = store.import_jsonl(got.lines, owner=_owner(user), principal=Principal.user(user.name))
+    except (ImportRejectedError, NotOwnerError) as exc:
+        problems = exc.problems if isinstance(exc, ImportRejectedError) else ((exc.line or 0, str(exc)),)
+        rows = "".join(f'<tr><th scope="row">{esc(_where(got, n))}</th><td>{esc(t)}</td></tr>'
+                       for n, t in problems[:MAX_LISTED])  # fmt: skip
+        body = (message(f"{source}: nothing was imported.", bad=True)
+                + f'<section class="card"><h2>Bad lines</h2><table class="grid"><tbody>{rows}</tbody></table>'
+                "</section>" + _import_form(signed))
+        return office_page("Import refused", body, signed, status=409)
+    except PidkitError as exc:
+        body = message(f"{source}: nothing was imported: {exc}", bad=True) + _import_form(signed)
+        return office_page("Import refused", body, signed, status=409)
+    path.unlink(missing_ok=True)
+    done = (f"{source}: {plural(report.written, 'binding')} imported ({report.created} new, "
+            f"{report.updated} updated), recorded in the history as user:{user.name}.")
+    back = '<p><a href="/office">Back to the dashboard</a></p>'
+    return office_page("Imported", message(done) + back, signed)
+
+
+# -- export ----------------------------------------------------------------------------------------
+def _export_form(request: Request, signed: Signed, problem: str = "", status: int = 200) -> Response:
+    user, store = signed.user, store_of(request)
+    places: list[tuple[str, str]] = []
+    for n in store.list_naans():
+        if user.scope.allows(n.naan, None):
+            places.append((n.naan, f"NAAN {n.naan} (every shoulder)"))
+        places += [(f"{n.naan}/{s}", f"NAAN {n.naan}, shoulder {s}") for s in n.shoulders
+                   if user.scope.allows(n.naan, s)]  # fmt: skip
+    formats = [("jsonl", "JSON Lines"), ("csv", "CSV (spreadsheet-safe)")]
+    where = (message("Nothing within your scope to export.") if not places else
+             '<section class="card"><h2>A NAAN or a shoulder</h2>'
+             '<form method="get" action="/office/export/download">'
+             + select("place", "What to export", places, form="e")
+             + select("format", "Format", formats, form="e")
+             + '<button type="submit">Download</button></form></section>')  # fmt: skip
+    search = ('<section class="card"><h2>The results of a search</h2>'
+              '<form method="get" action="/office/export/search">'
+              + field("ark", "ARK begins with", form="s") + field("target", "Target contains", form="s")
+              + field("text", "Metadata contains", form="s")
+              + select("status", "Status", list(_STATUSES.items()), form="s")
+              + select("format", "Format", formats, form="s2")
+              + '<button type="submit">Download the results</button></form></section>')  # fmt: skip
+    body = (message(problem, bad=True) if problem else "") + where + search
+    return office_page("Export", body, signed, status=status)
+
+
+@router.get("/office/export")
+def export_form(request: Request) -> Response:
+    """Choose a NAAN or shoulder (or a search) and a format."""
+    signed = signed_in(request)
+    if signed is None:
+        return to_signin(request)
+    return _export_form(request, signed)
+
+
+def _download(rows: Iterator[Binding], fmt: str, name: str) -> Response:
+    """A streamed download of ``rows`` as JSON Lines or CSV."""
+    if fmt == "csv":
+        body: Iterator[str] = csv_lines(_csv_rows(rows))
+        media, ext = "text/csv; charset=utf-8", "csv"
+    else:
+        body = (binding_line(b) for b in rows)
+        media, ext = "application/x-ndjson", "jsonl"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "export"
+    response = StreamingResponse(body, media_type=media)
+    response.headers["Content-Disposition"] = f'attachment; filename="{safe}.{ext}"'
+    return with_headers(response, OFFICE_CSS)
+
+
+def _csv_rows(rows: Iterator[Binding]) -> Iterator[list[str]]:
+    yield header_row()
+    for b in rows:
+        yield binding_row(b)
+
+
+@router.get("/office/export/download")
+def export_place(request: Request, place: str = "", format: str = "jsonl") -> Response:
+    """The bindings of a NAAN (``12345``) or a shoulder (``12345/fk4``) within the user's scope."""
+    signed = signed_in(request)
+    if signed is None:
+        return to_signin(request)
+    naan, _, shoulder = place.partition("/")
+    if format not in ("jsonl", "csv"):
+        return _export_form(request, signed, "Choose JSON Lines or CSV.", 400)
+    if not naan or not signed.user.scope.allows(naan, shoulder or None):
+        return _export_form(request, signed, f"{place or 'Nothing'} is not within your scope "
+                            f"({_scope_text(signed.user)}).", 403)  # fmt: skip
+    store = store_of(request)
+
+    def rows() -> Iterator[Binding]:
+        after: str | None = None
+        while True:
+            page = store.list_bindings(naan, shoulder=shoulder or None, after=after, limit=_PAGE)
+            yield from page
+            if len(page) < _PAGE:
+                return
+            after = page[-1].key
+
+    return _download(rows(), format, f"ark-{naan}-{shoulder}" if shoulder else f"ark-{naan}")
+
+
+@router.get("/office/export/search")
+def export_search(request: Request, ark: str = "", target: str = "", text: str = "", status: str = "",
+                  format: str = "jsonl") -> Response:
+    """Every result of a search (the Find page's query parameters), within the user's scope."""
+    signed = signed_in(request)
+    if signed is None:
+        return to_signin(request)
+    if format not in ("jsonl", "csv"):
+        return _export_form(request, signed, "Choose JSON Lines or CSV.", 400)
+    if status not in _STATUSES:
+        return _export_form(request, signed, "Choose one of the statuses.", 400)
+    store, scope = store_of(request), signed.user.scope
+    prefix = _prefix(ark)
+
+    def rows() -> Iterator[Binding]:
+        after: str | None = None
+        while True:
+            page = store.find_bindings(scope, prefix=prefix, target=target, text=text, status=status or None,
+                                       after=after, limit=_PAGE)  # fmt: skip
+            yield from (b for b in page if scope.allows(b.naan, b.shoulder))
+            if len(page) < _PAGE:
+                return
+            after = page[-1].key
+
+    try:
+        first = store.find_bindings(scope, prefix=prefix, target=target, text=text, status=status or None,
+                                    limit=1)  # fmt: skip  (a bad query is refused before the download starts)
+    except PidkitError as exc:
+        return _export_form(request, signed, str(exc), 400)
+    del first
+    return _download(rows(), format, "ark-search")
+
