@@ -35,7 +35,7 @@ from .sessions import (
 from .stores import settings_of, store_of
 from .templates import esc
 
-__all__ = ["FormHandler", "form_post", "posted", "router"]
+__all__ = ["FormHandler", "csrf_refused", "form_post", "posted", "router"]
 
 router = APIRouter(include_in_schema=False)
 
@@ -111,10 +111,15 @@ async def posted(request: Request) -> tuple[Signed, dict[str, str]] | Response:
     except FormError as exc:
         return office_page("Not a form", message(str(exc), bad=True), signed, status=exc.status)
     if not csrf_ok(signed.session.csrf, form):
-        refusal = ("The form's security token does not match this session: nothing was changed. "
-                   "Reload the page and try again.")
-        return office_page("Refused", message(refusal, bad=True), signed, status=403)
+        return csrf_refused(signed)
     return signed, form
+
+
+def csrf_refused(signed: Signed) -> Response:
+    """The answer to a form whose CSRF token does not match the session: 403, nothing changed."""
+    refusal = ("The form's security token does not match this session: nothing was changed. "
+               "Reload the page and try again.")
+    return office_page("Refused", message(refusal, bad=True), signed, status=403)
 
 
 #: A form's handler: the request, its signed-in user and the posted form (CSRF already checked).

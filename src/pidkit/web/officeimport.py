@@ -64,7 +64,7 @@ from ..store import (
     split_lines,
 )
 from ..store.csvformat import binding_row, csv_lines, header_row, read_csv_records
-from .auth import form_post
+from .auth import csrf_refused, form_post
 from .office import _prefix
 from .officeviews import OFFICE_CSS, csrf_field, field, message, office_page, select
 from .sessions import FormError, Signed, csrf_ok, signed_in, to_signin, with_headers
@@ -356,9 +356,7 @@ async def import_preview(request: Request) -> Response:
     except FormError as exc:
         return office_page("Not an upload", message(str(exc), bad=True), signed, status=exc.status)
     if not csrf_ok(signed.session.csrf, upload.fields):
-        refusal = ("The form's security token does not match this session: nothing was changed. "
-                   "Reload the page and try again.")
-        return office_page("Refused", message(refusal, bad=True), signed, status=403)
+        return csrf_refused(signed)
     kind = upload.fields.get("format", "")
     if kind not in FORMATS:
         return _preview_problem(signed, "Choose one of the formats.", kind)
@@ -382,7 +380,9 @@ def _preview(request: Request, signed: Signed, upload: Upload, kind: str) -> Res
     read = set(got.wheres)
     unreadable = sum(1 for w, _ in got.bad if w not in read)  # never became a record
     good = len(got.lines) - len({w for w, _ in got.bad} & read)
-    counts = f"{source}: {len(got.lines) + unreadable} records read, {good} good, {len(got.bad)} problems."
+    bad = len(got.bad)
+    problems = f"{bad} problem" + ("s" if bad != 1 else "")
+    counts = f"{source}: {len(got.lines) + unreadable} records read, {good} good, {problems}."
     notes = "".join(f"<li>{esc(n)}</li>" for n in got.notes[:MAX_LISTED])
     notes_html = f'<section class="card"><h2>Skipped</h2><ul>{notes}</ul></section>' if notes else ""
     if got.bad:

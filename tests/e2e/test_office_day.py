@@ -1,0 +1,283 @@
+"""A whole day in the back office, in real Chromium, on both backends and at both widths (issue 14).
+
+``pidkit serve --demo`` runs as a process on an SQLite file and on a fresh PostgreSQL schema; the demo
+user signs in (after a wrong password is refused), mints three ARKs, edits one's target and metadata,
+withdraws another, finds it, imports a CSV with one bad line (refused, the line named), then the fixed
+file, exports the shoulder as CSV, creates an API key and mints with it over the REST API, and signs out.
+Refused along the way: a form whose CSRF token was changed (nothing changes), and a session that expired
+(back to the sign-in page).  Every page passes axe-core (no serious or critical violation), fits the
+screen and raises no Content-Security-Policy violation; a screenshot of every page at both widths is
+saved under ``$PIDKIT_SCREENSHOTS`` (default ``build/screenshots/``, not in git).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from test_browser import ARGS, CHROMIUM, VIEWPORTS, _need_browser
+from test_office_browser import SIGNIN, _axe
+
+from test_demo import LISTENING, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = Path(os.environ.get("PIDKIT_SCREENSHOTS") or ROOT / "build" / "screenshots")
+SECRET = re.compile(r"^pk_\S+$")
+
+
+@contextlib.contextmanager
+def serve_demo(db: str, data: Path) -> Iterator[tuple[str, str, str]]:
+    """``pidkit serve --demo --db DB`` on a free port; yield (base URL, demo user, its password)."""
+    env = {k: v for k, v in os.environ.items() if k != "PIDKIT_DATABASE_URL"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pidkit", "serve", "--demo", "--db", db, "--data-dir", str(data),
+         "--port", str(free_port()), "--log-level", "warning"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        seen: list[str] = []
+        base = None
+        deadline = time.monotonic() + 60
+        while base is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if m := LISTENING.search(line):
+                base = m.group(1)
+        output = "".join(seen)
+        signin = SIGNIN.search(output)
+        assert base is not None and signin is not None, output
+        for _ in range(100):
+            with contextlib.suppress(httpx.TransportError):
+                httpx.get(base + ".well-known/ark", timeout=2)
+                break
+            time.sleep(0.1)
+        yield base, signin[2], signin[3]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _expire_sessions(db: str) -> int:
+    """Make every session of the store expired (as the clock would); return how many there were."""
+    past = "2000-01-01T00:00:00.000000Z"
+    if db.startswith("sqlite:///"):
+        with contextlib.closing(sqlite3.connect(db.removeprefix("sqlite:///"))) as conn, conn:
+            return conn.execute("UPDATE sessions SET expires = ?", (past,)).rowcount
+    import psycopg
+
+    with psycopg.connect(db, autocommit=True) as pg:
+        return pg.execute("UPDATE sessions SET expires = %s", (past,)).rowcount
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgres":
+        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+        return new_url()
+    return f"sqlite:///{tmp_path / 'day.db'}"
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    _need_browser()
+    from playwright.sync_api import FilePayload, sync_playwright
+
+    backend = "postgres" if store_db.startswith("postgresql") else "sqlite"
+    shots = SHOTS / f"day-{backend}-{viewport}"
+    shots.mkdir(parents=True, exist_ok=True)
+    size = VIEWPORTS[viewport]
+    taken: list[Path] = []
+    with serve_demo(store_db, tmp_path / "data") as (base, user, password), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            context = browser.new_context(viewport=size, accept_downloads=True)  # type: ignore[arg-type]
+            page = context.new_page()
+            problems: list[str] = []
+            page.on("console", lambda m: problems.append(m.text) if "Security Policy" in m.text else None)
+            page.on("pageerror", lambda e: problems.append(str(e)))
+            page.route("https://example.org/**", lambda route: route.abort())  # targets are never fetched
+
+            def check(step: str) -> None:
+                width = page.evaluate("document.documentElement.scrollWidth")
+                assert width <= size["width"], (step, width)
+                shot = shots / f"{len(taken):02d}-{step}.png"
+                page.screenshot(path=str(shot), full_page=True)
+                taken.append(shot)
+                _axe(page, step)
+
+            def sign_in(secret: str) -> None:
+                page.get_by_label("User name").fill(user)
+                page.get_by_label("Password").fill(secret)
+                page.get_by_role("button", name="Sign in").click()
+
+            # morning: a typo in the password, then in
+            page.goto(base + "office")
+            assert "/office/signin" in page.url
+            check("signin")
+            sign_in(password + "x")
+            assert page.get_by_role("alert").is_visible()
+            check("signin-refused")
+            sign_in(password)
+            page.wait_for_url("**/office")
+            check("dashboard")
+
+            # three new ARKs
+            arks: list[str] = []
+            for n in range(3):
+                page.get_by_role("link", name="Create").click()
+                if n == 0:
+                    check("create")
+                form = page.locator("form[action='/office/mint']")
+                form.get_by_label("Target URL").fill(f"https://example.org/day/{n}")
+                form.get_by_label("What (title)").fill(f"Letter {n}")
+                form.get_by_role("button", name="Mint").click()
+                page.wait_for_url("**/office/id?ark=*")
+                arks.append(page.locator("h1").inner_text())
+            assert len(set(arks)) == 3 and all(a.startswith("ark:99999/fk4") for a in arks)
+            check("ark")
+
+            # the first moves and gets a better title
+            page.goto(base + "office/id?ark=" + arks[0])
+            page.get_by_role("link", name="Edit").click()
+            check("edit")
+            page.get_by_label("Target URL").fill("https://example.org/day/0/moved")
+            page.get_by_label("What (title)").fill("Letter 0, from Ada to Charles")
+            page.get_by_role("button", name="Preview the changes").click()
+            check("edit-preview")
+            page.get_by_role("button", name="Apply these changes").click()
+            page.wait_for_url("**/office/id?ark=*")
+            assert page.get_by_role("link", name="https://example.org/day/0/moved").is_visible()
+            assert page.get_by_role("cell", name="Letter 0, from Ada to Charles", exact=True).is_visible()
+
+            # a form whose CSRF token was tampered with changes nothing
+            page.get_by_role("link", name="Edit").click()
+            page.get_by_label("Target URL").fill("https://example.org/day/0/hijacked")
+            page.evaluate("document.querySelectorAll('input[name=csrf]').forEach(i => i.value = 'forged')")
+            page.get_by_role("button", name="Preview the changes").click()
+            assert page.get_by_text("security token").first.is_visible()
+            check("csrf-refused")
+            page.goto(base + "office/id?ark=" + arks[0])
+            assert page.get_by_role("link", name="https://example.org/day/0/moved").is_visible()
+
+            # the second is withdrawn, then found
+            page.goto(base + "office/id?ark=" + arks[1])
+            page.get_by_label("Reason for withdrawing").fill("the letter went back to the family")
+            page.get_by_role("button", name="Withdraw").click()
+            page.wait_for_url("**/office/id?ark=*")
+            assert page.get_by_text("withdrawn", exact=True).first.is_visible()
+            check("withdrawn")
+            page.get_by_role("link", name="Find").click()
+            page.get_by_label("ARK begins with").fill(arks[1])
+            page.get_by_label("Status").select_option("unavailable")
+            page.get_by_role("button", name="Find").click()
+            page.wait_for_url("**/office/find?*")
+            assert page.get_by_role("link", name=arks[1]).is_visible()
+            assert page.get_by_role("link", name=arks[2]).count() == 0
+            check("find")
+
+            # a spreadsheet: one bad line refused and named, then the fixed file imported
+            good = [f"ark:99999/fk4day{backend[0]}{viewport[0]}{i}" for i in range(2)]
+
+            def sheet(bad: bool) -> FilePayload:
+                out = io.StringIO()
+                w = csv.writer(out)
+                w.writerow(["text", "target", "erc.what"])
+                w.writerow([good[0], "https://example.org/sheet/0", "Sheet row 0"])
+                target = "javascript:alert(1)" if bad else "https://example.org/sheet/1"
+                w.writerow([good[1], target, "Row 1"])
+                return FilePayload(name="day.csv", mimeType="text/csv", buffer=out.getvalue().encode())
+
+            page.get_by_role("link", name="Import").click()
+            check("import")
+            page.get_by_label("Format").select_option("csv")
+            page.get_by_label("File").set_input_files(files=[sheet(bad=True)])
+            page.get_by_role("button", name="Check the file").click()
+            assert page.get_by_role("rowheader", name="line 3").is_visible()  # the bad row, by its line
+            check("import-refused")
+            page.goto(base + "office/id?ark=" + good[0])
+            assert page.get_by_role("heading", name=good[0]).count() == 0  # nothing of it was written
+            page.goto(base + "office/import")
+            page.get_by_label("Format").select_option("csv")
+            page.get_by_label("File").set_input_files(files=[sheet(bad=False)])
+            page.get_by_role("button", name="Check the file").click()
+            assert page.get_by_role("heading", name="Import: preview").is_visible()
+            check("import-preview")
+            page.get_by_role("button", name="Import these bindings").click()
+            assert page.get_by_role("heading", name="Imported").is_visible()
+            check("imported")
+            page.goto(base + "office/id?ark=" + good[1])
+            assert page.get_by_role("link", name="https://example.org/sheet/1").is_visible()
+
+            # the shoulder, exported as CSV
+            page.get_by_role("link", name="Export").click()
+            check("export")
+            form = page.locator("form[action='/office/export/download']")
+            form.get_by_label("What to export").select_option("99999/fk4")
+            form.get_by_label("Format").select_option("csv")
+            with page.expect_download() as got:
+                form.get_by_role("button", name="Download").click()
+            exported = Path(got.value.path()).read_text(encoding="utf-8")
+            keys = {row["key"] for row in csv.DictReader(io.StringIO(exported))}
+            assert {*arks, *good} <= keys
+
+            # an API key for the nightly job, used at once
+            page.get_by_role("link", name="API keys").click()
+            check("keys")
+            page.get_by_label("Label").fill("nightly job")
+            page.get_by_role("button", name="Create key").click()
+            secret = page.locator(".secret").inner_text().strip()
+            assert SECRET.match(secret), secret
+            check("key-created")
+            minted = httpx.post(base + "api/v1/mint", json={"naan": "99999", "shoulder": "fk4"},
+                                headers={"Authorization": f"Bearer {secret}"}, timeout=10)  # fmt: skip
+            assert minted.status_code == 201, minted.text
+            by_key = minted.json()["arks"][0]
+            bound = httpx.put(base + "api/v1/bindings", json={"ark": by_key, "target": "https://example.org/job"},
+                              headers={"Authorization": f"Bearer {secret}"}, timeout=10)  # fmt: skip
+            assert bound.status_code == 201, bound.text
+            page.goto(base + "office/id?ark=" + by_key)
+            assert page.locator("h1").inner_text() == by_key
+            assert page.get_by_role("link", name="https://example.org/job").is_visible()
+            check("minted-by-key")
+
+            # the session runs out: back to the sign-in page, then in again and out for the day
+            assert _expire_sessions(store_db) >= 1
+            page.goto(base + "office")
+            assert "/office/signin" in page.url
+            check("session-expired")
+            sign_in(password)
+            page.wait_for_url("**/office")
+            page.get_by_role("button", name="Sign out", exact=True).click()
+            page.wait_for_url("**/office/signin")
+            page.goto(base + "office/keys")
+            assert "/office/signin" in page.url
+            assert not problems, problems
+        finally:
+            browser.close()
+    assert len(taken) == 19 and all(s.stat().st_size > 0 for s in taken)
+    print(f"screenshots: {shots}")
