@@ -32,6 +32,7 @@ from .auth import router as auth_router
 from .batch import LookupBatcher, in_thread
 from .directory import router as directory_router
 from .errors import UNAVAILABLE, install_error_handlers
+from .ezid import ezid_router
 from .fastpath import FastPathApp
 from .lookups import RegistryHolder, StoreLookup
 from .middleware import BodyLimit
@@ -89,7 +90,7 @@ def create_app(
         # choose where it points): a trailing-slash variant is a 404, no redirect is built from Host
         redirect_slashes=False,
     )
-    app.add_middleware(BodyLimit, limit=settings.max_body)
+    app.add_middleware(BodyLimit, limit=settings.max_body, ezid_base=settings.ezid_base)
     app.state.stores = holder
     app.state.settings = settings
     app.state.lookups = LookupBatcher(in_thread(holder.get, timeout=settings.lookup_timeout),
@@ -105,6 +106,7 @@ def create_app(
     app.include_router(directory_router)
     app.include_router(auth_router)  # the back office (issue 14)
     app.include_router(office_router)
+    app.include_router(ezid_router(settings.ezid_base))  # EZID's API v2 (issue 15)
     return app
 
 
