@@ -16,9 +16,9 @@ import pytest
 import xmlschema
 from fastapi.testclient import TestClient
 
-from pidkit.store import Erc, Store, open_store
 from pidkit.errors import PidkitError
 from pidkit.settings import Settings
+from pidkit.store import Erc, Store, open_store
 from pidkit.web import create_app
 from pidkit.web import oai as oai_module
 from pidkit.web.oai import ERC_XSD, Token

@@ -107,7 +107,8 @@ def erc_segment(label: str, elements: Mapping[str, str]) -> list[str]:
 
 # -- EZID's ANVL (EZID API v2, "Request & response bodies") ---------------------------------------------
 #: EZID's escapes: ``%``, CR and LF in values, and ``:`` too in names (its examples write
-#: ``_target: http://…`` as is; a reader unescapes either), and the other one-byte line breaks of :data:`LINE_BREAKS` (VT, FF, FS, GS, RS, NEL) so a reader splitting with
+#: ``_target: http://…`` as is; a reader unescapes either), and the other one-byte line breaks of
+#: :data:`LINE_BREAKS` (VT, FF, FS, GS, RS, NEL) so a reader splitting with
 #: ``str.splitlines`` — EZID's documented Python client — gets one element per line.  EZID's ``%XX`` is a
 #: code point below 256 (its unescape is ``chr(int(XX, 16))``), so U+2028 / U+2029 cannot be escaped and
 #: are written as they are (docs/ezid.md).

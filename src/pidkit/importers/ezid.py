@@ -20,7 +20,8 @@ mapping EZID's API (:mod:`pidkit.web.ezid`) speaks too.
   element — the ERC has its own fields —, a name with a space …) makes the record **refused**, the
   report naming the element and the rule, unless the import is told ``drop_extra=True``; then the
   record's report line names the elements left out.
-* EZID's administrative elements (``_owner``, ``_ownergroup``, ``_datacenter``, ``_crossref``, ``_shadowedby``, ``_shadows``, ``_coowners``, …) and the CSV-only
+* EZID's administrative elements (``_owner``, ``_ownergroup``, ``_datacenter``, ``_crossref``,
+  ``_shadowedby``, ``_shadows``, ``_coowners``, …) and the CSV-only
   derived columns (``_mapped*``) are not the record's metadata and have no place here: they are left
   out and named on the record's report line.
 * Identifiers that are not ARKs (DOIs, UUIDs — EZID hosts them, pidkit's bindings of ``doi:`` do not

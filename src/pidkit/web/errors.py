@@ -44,9 +44,9 @@ __all__ = [
     "error_response",
     "error_type",
     "ezid_error",
-    "is_ezid",
     "http_status",
     "install_error_handlers",
+    "is_ezid",
     "service_unavailable",
 ]
 

@@ -67,7 +67,7 @@ CHALLENGE: Final = {"WWW-Authenticate": 'Basic realm="EZID"'}
 _YES: Final = "yes"
 
 
-class Refusal(Exception):
+class EzidRefusalError(Exception):
     """An EZID error answer: the status, the message and any headers."""
 
     def __init__(self, status: int, message: str = "", headers: Mapping[str, str] | None = None) -> None:
@@ -87,12 +87,13 @@ def _answer(work: Callable[[], Response]) -> Response:
     answered in EZID's form — never a 500."""
     try:
         return work()
-    except Refusal as exc:
+    except EzidRefusalError as exc:
         return ezid_error(exc.status, exc.message, exc.headers)
     except PidkitError as exc:
         return ezid_error(400, str(exc))
     except UNAVAILABLE:
-        return ezid_error(503, "the store is unavailable; try again shortly", {"Retry-After": str(RETRY_AFTER)})
+        return ezid_error(503, "the store is unavailable; try again shortly",
+                          {"Retry-After": str(RETRY_AFTER)})
 
 
 # -- who is asking ------------------------------------------------------------------------------------
@@ -100,14 +101,14 @@ def _basic(header: str) -> tuple[str, str]:
     """User name and password of an ``Authorization: Basic …`` header (RFC 7617), or a 401."""
     scheme, _, data = header.strip().partition(" ")
     if scheme.lower() != "basic":
-        raise Refusal(401, "HTTP Basic authentication", CHALLENGE)
+        raise EzidRefusalError(401, "HTTP Basic authentication", CHALLENGE)
     try:
         decoded = base64.b64decode(data.strip(), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
-        raise Refusal(401, "malformed Basic credentials", CHALLENGE) from None
+        raise EzidRefusalError(401, "malformed Basic credentials", CHALLENGE) from None
     name, colon, password = decoded.partition(":")
     if not colon:
-        raise Refusal(401, "malformed Basic credentials", CHALLENGE)
+        raise EzidRefusalError(401, "malformed Basic credentials", CHALLENGE)
     return name, password
 
 
@@ -131,27 +132,27 @@ def _user(request: Request, *, required: bool) -> User | None:
         try:
             return store.authenticate(name, password, address=_address(request))
         except TooManySignInsError as exc:
-            raise Refusal(429, str(exc), {"Retry-After": str(exc.retry_after)}) from None
+            raise EzidRefusalError(429, str(exc), {"Retry-After": str(exc.retry_after)}) from None
         except SignInRefusedError:
-            raise Refusal(401, "", CHALLENGE) from None
+            raise EzidRefusalError(401, "", CHALLENGE) from None
     token = _session_token(request, store)
     found = store.session(token) if token else None
     if found is not None:
         return found[0]
     if required:
-        raise Refusal(401, "", CHALLENGE)
+        raise EzidRefusalError(401, "", CHALLENGE)
     return None
 
 
 def _same_site(request: Request) -> None:
     """Refuse a write another site's page sent (a browser attaches cached Basic credentials)."""
     if request.headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
-        raise Refusal(403, "cross-site request")
+        raise EzidRefusalError(403, "cross-site request")
     origin = request.headers.get("origin")
     if origin is not None:
         own = f"{request.url.scheme}://{request.url.netloc}"
         if origin.rstrip("/").lower() != own.lower():
-            raise Refusal(403, "cross-site request")
+            raise EzidRefusalError(403, "cross-site request")
 
 
 # -- identifiers --------------------------------------------------------------------------------------
@@ -164,12 +165,12 @@ def _ark(identifier: str) -> Ark:
     scheme = _scheme(identifier)
     if scheme != "ark":
         kind = f"{scheme}: identifiers" if scheme else "identifiers without a scheme"
-        raise Refusal(400, f"unsupported identifier type: pidkit serves ARKs only, not {kind} "
+        raise EzidRefusalError(400, f"unsupported identifier type: pidkit serves ARKs only, not {kind} "
                       f"({identifier!r})")  # fmt: skip
     try:
         return Ark.parse(identifier).normalize()
     except PidkitError as exc:
-        raise Refusal(400, f"invalid identifier: {exc}") from None
+        raise EzidRefusalError(400, f"invalid identifier: {exc}") from None
 
 
 def _allowed(user: User, ark: Ark) -> bool:
@@ -202,13 +203,14 @@ async def _elements(request: Request) -> dict[str, str]:
     try:
         text = body.decode(codecs.lookup(charset).name)
     except LookupError:
-        raise Refusal(400, f"unknown charset {charset!r}") from None
+        raise EzidRefusalError(400, f"unknown charset {charset!r}") from None
     except UnicodeDecodeError as exc:
-        raise Refusal(400, f"the request body is not {charset} text (byte {exc.start + 1})") from None
+        where = f"byte {exc.start + 1}"
+        raise EzidRefusalError(400, f"the request body is not {charset} text ({where})") from None
     try:
         return read_ezid_record(text)
     except AnvlError as exc:
-        raise Refusal(400, f"ANVL parse error ({exc})") from None
+        raise EzidRefusalError(400, f"ANVL parse error ({exc})") from None
 
 
 # -- operations -----------------------------------------------------------------------------------------
@@ -216,7 +218,7 @@ def view(request: Request, identifier: str, prefix_match: bool) -> Response:
     """EZID "get identifier metadata": no authentication for public ids; a reserved one only for a user
     whose scope covers it (401 asking for credentials, 403 for another user)."""
     if _scheme(identifier) != "ark":
-        raise Refusal(400, "no such identifier")
+        raise EzidRefusalError(400, "no such identifier")
     ark = _ark(identifier)
     store = store_of(request)
     user = _user(request, required=False)
@@ -224,12 +226,12 @@ def view(request: Request, identifier: str, prefix_match: bool) -> Response:
     if found is None and prefix_match:
         found = next((b for a in ark.ancestors() if (b := store.get_binding(str(a))) is not None), None)
     if found is None:
-        raise Refusal(400, "no such identifier")
+        raise EzidRefusalError(400, "no such identifier")
     if found.status == "reserved":
         if user is None:
-            raise Refusal(401, "", CHALLENGE)
+            raise EzidRefusalError(401, "", CHALLENGE)
         if not user.scope.allows(found.naan, found.shoulder):
-            raise Refusal(403)
+            raise EzidRefusalError(403)
     line = ezid_id(found.key)
     if found.key != str(ark):
         line += f" in_lieu_of {ezid_id(str(ark))}"
@@ -240,23 +242,26 @@ def _write_target(request: Request, identifier: str) -> tuple[User, Ark]:
     """The user (401), the ARK (400) and the scope check (403) every write starts with."""
     _same_site(request)
     user = _user(request, required=True)
-    assert user is not None  # noqa: S101 - required=True raises instead
+    assert user is not None
     ark = _ark(identifier)
     if not _allowed(user, ark):
-        raise Refusal(403)
+        raise EzidRefusalError(403)
     return user, ark
 
 
-def create(request: Request, identifier: str, elements: Mapping[str, str], update_if_exists: bool) -> Response:
+def create(
+    request: Request, identifier: str, elements: Mapping[str, str], update_if_exists: bool
+) -> Response:
     """EZID "create identifier" (201), or with ``update_if_exists`` an update of an existing one (200)."""
     user, ark = _write_target(request, identifier)
     store = store_of(request)
     key = str(ark)
     before = store.get_binding(key)
     if before is not None and not update_if_exists:
-        raise Refusal(400, "identifier already exists")
+        raise EzidRefusalError(400, "identifier already exists")
     change = ezid_change(elements, before, owner=user.name, default_target=_own_url(request, key))
-    b = store.change("ark", identifier if before is None else key, change, principal=Principal.user(user.name))
+    b = store.change("ark", identifier if before is None else key, change,
+                     principal=Principal.user(user.name))
     return _success(ezid_id(b.key), status=201 if before is None else 200)
 
 
@@ -267,7 +272,7 @@ def update(request: Request, identifier: str, elements: Mapping[str, str]) -> Re
     key = str(ark)
     before = store.get_binding(key)
     if before is None:
-        raise Refusal(400, "no such identifier")
+        raise EzidRefusalError(400, "no such identifier")
     change = ezid_change(elements, before, owner=user.name, default_target=_own_url(request, key))
     b = store.change("ark", key, change, principal=Principal.user(user.name))
     return _success(ezid_id(b.key))
@@ -279,9 +284,9 @@ def delete(request: Request, identifier: str) -> Response:
     store = store_of(request)
     before = store.get_binding(str(ark))
     if before is None:
-        raise Refusal(400, "no such identifier")
+        raise EzidRefusalError(400, "no such identifier")
     if before.status != "reserved":
-        raise Refusal(400, "identifier status does not support deletion")
+        raise EzidRefusalError(400, "identifier status does not support deletion")
     store.delete("ark", str(ark), principal=Principal.user(user.name))
     return _success(ezid_id(before.key))
 
@@ -292,7 +297,7 @@ def mint(request: Request, shoulder: str, elements: Mapping[str, str]) -> Respon
     before an id is minted, so a refused request uses none."""
     _same_site(request)
     user = _user(request, required=True)
-    assert user is not None  # noqa: S101 - required=True raises instead
+    assert user is not None
     if _scheme(shoulder) != "ark":
         _ark(shoulder)  # the 400 naming the unsupported type
     naan, _, prefix = shoulder[len("ark:"):].lstrip("/").partition("/")
@@ -300,10 +305,10 @@ def mint(request: Request, shoulder: str, elements: Mapping[str, str]) -> Respon
     minter = minter_on(store.list_minters(), naan, prefix)
     if minter is None:
         if not (user.scope.admin or user.scope.naan == naan):
-            raise Refusal(403)
-        raise Refusal(400, f"no minter mints on shoulder {shoulder!r}")
+            raise EzidRefusalError(403)
+        raise EzidRefusalError(400, f"no minter mints on shoulder {shoulder!r}")
     if not user.scope.allows(naan, template_shoulder(minter.template, minter.naan)):
-        raise Refusal(403)
+        raise EzidRefusalError(403)
 
     def change_for(key: str) -> BindingChange:
         named = {n: (v.replace("${identifier}", ezid_id(key)) if n == "_target" else v)
@@ -322,16 +327,16 @@ def login(request: Request) -> Response:
     store = store_of(request)
     header = request.headers.get("authorization")
     if header is None:
-        raise Refusal(401, "", CHALLENGE)
+        raise EzidRefusalError(401, "", CHALLENGE)
     name, password = _basic(header)
     hours = settings_of(request).session_hours
     try:
         _, _, token = store.sign_in(name, password, address=_address(request),
                                     lifetime=_dt.timedelta(hours=hours))
     except TooManySignInsError as exc:
-        raise Refusal(429, str(exc), {"Retry-After": str(exc.retry_after)}) from None
+        raise EzidRefusalError(429, str(exc), {"Retry-After": str(exc.retry_after)}) from None
     except SignInRefusedError:
-        raise Refusal(401, "", CHALLENGE) from None
+        raise EzidRefusalError(401, "", CHALLENGE) from None
     response = _success("session cookie returned")
     response.set_cookie(EZID_COOKIE, cookie_value(store.cookie_key(), token),
                         path=settings_of(request).ezid_base, httponly=True, samesite="strict",
@@ -376,7 +381,7 @@ def ezid_router(base: str) -> APIRouter:
     async def put_id(request: Request, identifier: str) -> Response:
         try:
             elements = await _elements(request)
-        except Refusal as exc:
+        except EzidRefusalError as exc:
             return ezid_error(exc.status, exc.message, exc.headers)
         again = query_yes(request, "update_if_exists")
         return await run_in_threadpool(_answer, lambda: create(request, identifier, elements, again))
@@ -385,7 +390,7 @@ def ezid_router(base: str) -> APIRouter:
     async def post_id(request: Request, identifier: str) -> Response:
         try:
             elements = await _elements(request)
-        except Refusal as exc:
+        except EzidRefusalError as exc:
             return ezid_error(exc.status, exc.message, exc.headers)
         return await run_in_threadpool(_answer, lambda: update(request, identifier, elements))
 
@@ -397,7 +402,7 @@ def ezid_router(base: str) -> APIRouter:
     async def post_shoulder(request: Request, shoulder: str) -> Response:
         try:
             elements = await _elements(request)
-        except Refusal as exc:
+        except EzidRefusalError as exc:
             return ezid_error(exc.status, exc.message, exc.headers)
         return await run_in_threadpool(_answer, lambda: mint(request, shoulder, elements))
 
