@@ -121,8 +121,10 @@ def under(path: str, base: str) -> bool:
 
 
 def is_ezid(request: Request) -> bool:
-    """True for a request to EZID's API (below ``Settings.ezid_base``; an app without settings has none)."""
-    settings = getattr(request.app.state, "settings", None)
+    """True for a request to EZID's API (below ``Settings.ezid_base``; an app without settings — or the
+    resolver's fast path, which answers ``/ark:…`` before the app — has none)."""
+    app = request.scope.get("app")
+    settings = getattr(app.state, "settings", None) if app is not None else None
     return settings is not None and under(request.url.path, settings.ezid_base)
 
 
