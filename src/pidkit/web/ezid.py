@@ -144,6 +144,14 @@ def _user(request: Request, *, required: bool) -> User | None:
     return None
 
 
+def _signed(request: Request) -> User:
+    """The requesting user, or a 401 with the challenge."""
+    user = _user(request, required=True)
+    if user is None:  # pragma: no cover - required=True raises instead
+        raise EzidRefusalError(401, "", CHALLENGE)
+    return user
+
+
 def _same_site(request: Request) -> None:
     """Refuse a write another site's page sent (a browser attaches cached Basic credentials)."""
     if request.headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
