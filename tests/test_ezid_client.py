@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from test_web_serve import _env, _running, free_port
 
 from pidkit.store import open_store
+from test_web_serve import _env, _running, free_port
 
 pytest_plugins = ["_webutil"]
 
@@ -29,7 +29,7 @@ PASSWORD = "correct horse battery"
 
 # -- the client: from the documentation ----------------------------------------------------------------
 def escape(s: str) -> str:
-    return re.sub("[%:\r\n]", lambda c: "%%%02X" % ord(c.group(0)), s)
+    return re.sub("[%:\r\n]", lambda c: "%%%02X" % ord(c.group(0)), s)  # noqa: UP031 - the doc's code
 
 
 def unescape(s: str) -> str:
@@ -37,7 +37,8 @@ def unescape(s: str) -> str:
 
 
 def to_anvl(metadata: dict[str, str]) -> bytes:
-    return "\n".join("%s: %s" % (escape(name), escape(value)) for name, value in metadata.items()).encode("UTF-8")
+    return "\n".join("%s: %s" % (escape(name), escape(value))  # noqa: UP031 - the documentation's code
+                     for name, value in metadata.items()).encode("UTF-8")
 
 
 def from_anvl(anvl: bytes) -> dict[str, str]:
