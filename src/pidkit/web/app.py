@@ -8,7 +8,8 @@ This module only assembles; nothing in the package imports it.  The parts live i
 errors and their statuses (:mod:`~pidkit.web.errors`), store access (:mod:`~pidkit.web.stores`,
 :mod:`~pidkit.web.lookups`), content negotiation (:mod:`~pidkit.web.negotiation`), the body limit
 (:mod:`~pidkit.web.middleware`), path convertors (:mod:`~pidkit.web.convertors`), the routers
-(:mod:`~pidkit.web.resolver`, :mod:`~pidkit.web.api`, :mod:`~pidkit.web.pages`) and the resolver's
+(:mod:`~pidkit.web.resolver`, :mod:`~pidkit.web.api`, :mod:`~pidkit.web.pages`, EZID's API in
+:mod:`~pidkit.web.ezid` below ``Settings.ezid_base``) and the resolver's
 fast path (:mod:`~pidkit.web.fastpath`).
 
 >>> from fastapi.testclient import TestClient

@@ -249,8 +249,7 @@ def view(request: Request, identifier: str, prefix_match: bool) -> Response:
 def _write_target(request: Request, identifier: str) -> tuple[User, Ark]:
     """The user (401), the ARK (400) and the scope check (403) every write starts with."""
     _same_site(request)
-    user = _user(request, required=True)
-    assert user is not None
+    user = _signed(request)
     ark = _ark(identifier)
     if not _allowed(user, ark):
         raise EzidRefusalError(403)
@@ -304,8 +303,7 @@ def mint(request: Request, shoulder: str, elements: Mapping[str, str]) -> Respon
     with the elements (``${identifier}`` in ``_target`` replaced by the new id).  The elements are checked
     before an id is minted, so a refused request uses none."""
     _same_site(request)
-    user = _user(request, required=True)
-    assert user is not None
+    user = _signed(request)
     if _scheme(shoulder) != "ark":
         _ark(shoulder)  # the 400 naming the unsupported type
     naan, _, prefix = shoulder[len("ark:"):].lstrip("/").partition("/")
