@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from _webutil import Seeded
+from pidkit import importers
 from pidkit.store import Store
 from pidkit.web import Settings, create_app
 from pidkit.web.fastpath import is_fast
@@ -404,3 +406,19 @@ def test_the_base_path_is_configurable(seeded: Seeded) -> None:
         assert c.get("/ezid/status").status_code == 404
     with pytest.raises(ValueError, match="PIDKIT_EZID_BASE"):
         Settings.from_env({"PIDKIT_EZID_BASE": "ezid/"})
+
+
+def test_an_imported_download_reads_back_as_it_was(ezid: tuple[TestClient, Store], tmp_path: Path) -> None:
+    """The importer and the API share one mapping (pidkit.store.ezid): a record of an EZID download
+    imported by `pidkit import --from ezid` reads back through the API with the elements it had."""
+    c, store = ezid
+    record = {"_target": "https://example.org/imp", "_profile": "dc", "_export": "no",
+              "_status": "unavailable | withdrawn by author", "_created": "1300812337",
+              "_updated": "1300913550", "erc.who": "Proust, Marcel", "dc.title": "100%: a\nb"}
+    download = tmp_path / "dl.txt"
+    escaped = {k: v.replace("%", "%25").replace("\n", "%0A") for k, v in record.items()}
+    download.write_text(":: ark:/99999/b5imp\n" + "".join(f"{k}: {v}\n" for k, v in escaped.items()),
+                        encoding="utf-8")
+    assert importers.run("ezid", download, store).count("imported") == 1
+    got = anvl(c.get("/ezid/id/ark:/99999/b5imp").text)
+    assert {k: got[k] for k in record} == record
