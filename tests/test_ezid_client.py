@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import base64
 import re
+import subprocess
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -185,3 +187,12 @@ def test_one_time_login_with_the_challenge_then_the_cookie(live: Live) -> None:
     assert (a.status, a.first) == (401, "error: unauthorized")
     with open_store(live.url) as store:
         assert [h.principal for h in store.history("ark", "ark:99999/b5cookie")] == ["user:ann"]
+
+
+def test_serve_refuses_a_bad_base_path(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "pidkit", "serve", "--db", f"sqlite:///{tmp_path}/s.db",
+                        "--port", "0", "--ezid-base", "ezid/"], capture_output=True, text=True, env=_env(),
+                       timeout=120, check=False)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == ("pidkit: error: PIDKIT_EZID_BASE must be a path like /ezid (no trailing slash) in "
+                        "'ezid/'\n")
