@@ -115,6 +115,36 @@ def test_rate_limit_per_account_refuses_even_the_right_password(store: Store) ->
     assert 0 < refused.value.retry_after <= 15 * 60 + 1
 
 
+def test_authenticate_checks_without_a_session_and_shares_the_rate_limit(store: Store) -> None:
+    """Store.authenticate (HTTP Basic, EZID's API): the same password check and failure counting as
+    sign_in, but no session row."""
+    store.add_user("ann", PASSWORD, naan="99999")
+    assert store.authenticate("ann", PASSWORD, address="a").name == "ann"
+    assert _raw_count(store, "sessions") == 0
+    for _ in range(MAX_FAILURES_PER_USER - 1):
+        with pytest.raises(SignInRefusedError):
+            store.authenticate("ann", "wrong password", address="a")
+    with pytest.raises(SignInRefusedError):  # the last allowed failure, counted by sign_in too
+        store.sign_in("ann", "wrong password", address="a")
+    with pytest.raises(TooManySignInsError, match="this account"):
+        store.authenticate("ann", PASSWORD, address="b")
+    store.add_user("off", PASSWORD, naan="99999")
+    store.disable_user("off")
+    with pytest.raises(SignInRefusedError):
+        store.authenticate("off", PASSWORD, address="c")
+    with pytest.raises(SignInRefusedError):
+        store.authenticate("nobody", PASSWORD, address="c")
+
+
+def _raw_count(store: Store, table: str) -> int:
+    from pidkit.store.sql import SqlStore
+
+    assert isinstance(store, SqlStore)
+    with store._transaction(write=False) as cur:
+        store._exec(cur, f"SELECT COUNT(*) FROM {table}")
+        return int(cur.fetchone()[0])
+
+
 def test_rate_limit_per_address(store: Store) -> None:
     store.add_user("ann", PASSWORD, naan="99999")
     for i in range(MAX_FAILURES_PER_ADDRESS):

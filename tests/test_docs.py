@@ -72,6 +72,7 @@ REQUIRED_PAGES = (
     "persistence.md",
     "oai.md",  # issue 15: OAI-PMH at /oai
     "backoffice.md",  # issue 14
+    "ezid.md",  # issue 15: EZID's API below /ezid
 )
 COMMAND_TIMEOUT = 120
 

@@ -16,6 +16,8 @@ import pytest
 import xmlschema
 from fastapi.testclient import TestClient
 
+from pidkit.errors import PidkitError
+from pidkit.settings import Settings
 from pidkit.store import Erc, Store, open_store
 from pidkit.web import create_app
 from pidkit.web import oai as oai_module
@@ -127,6 +129,18 @@ def test_identify(oai: Oai, store: Store) -> None:
     assert first is not None and get["earliestDatestamp"] == first.strftime("%Y-%m-%dT%H:%M:%SZ")
     request = root.find("o:request", NS)
     assert request is not None and request.attrib == {"verb": "Identify"}
+    assert get["adminEmail"] == "oai-admin@example.org"  # the default of Settings.oai_admin_email
+
+
+def test_identify_admin_email_from_the_settings(store: Store) -> None:
+    """adminEmail is a setting (PIDKIT_OAI_ADMIN_EMAIL read by Settings.from_env), not os.environ."""
+    settings = Settings.from_env({"PIDKIT_OAI_ADMIN_EMAIL": "harvest@example.org"})
+    with TestClient(create_app(store, settings=settings)) as c:
+        r = c.get("/oai", params={"verb": "Identify"})
+    el = ET.fromstring(r.content).find("o:Identify/o:adminEmail", NS)
+    assert el is not None and el.text == "harvest@example.org"
+    with pytest.raises(PidkitError, match="PIDKIT_OAI_ADMIN_EMAIL"):
+        Settings.from_env({"PIDKIT_OAI_ADMIN_EMAIL": "nobody"})
 
 
 def test_list_metadata_formats(oai: Oai) -> None:

@@ -87,6 +87,23 @@ def test_fresh_store_is_at_latest_schema(url: str) -> None:
     assert [r[0] for r in rows] == list(range(1, LATEST + 1))
 
 
+def test_the_changes_index_serves_list_changed(url: str) -> None:
+    """Migration 0005: bindings_by_update (kind, updated, key) exists on both backends, and SQLite's
+    plan for list_changed's query uses it (no separate sort for ORDER BY updated, key)."""
+    with open_store(url) as s:
+        if s.backend == "sqlite":
+            names = _raw(s, "SELECT name FROM sqlite_master WHERE type = 'index'")
+            plan = " ".join(str(r[-1]) for r in _raw(
+                s, "EXPLAIN QUERY PLAN SELECT key FROM bindings WHERE kind = 'ark' AND status IN ('public') "
+                   "AND updated >= '2024' ORDER BY updated, key LIMIT 10"))
+            assert "bindings_by_update" in plan and "TEMP B-TREE" not in plan, plan
+        else:
+            names = _raw(s, "SELECT indexname FROM pg_indexes WHERE tablename = 'bindings' "
+                            "AND schemaname = current_schema()")
+        assert ("bindings_by_update",) in names
+        assert _raw(s, "SELECT name FROM schema_version WHERE version = 5") == [("changes_index",)]
+
+
 def test_reopen_keeps_data_and_does_not_migrate_again(url: str) -> None:
     with open_store(url) as s:
         s.add_naan("12345", "Kept")

@@ -26,6 +26,9 @@ variable                       meaning                                         d
 ``PIDKIT_SECURE_COOKIES``      back-office cookies marked ``Secure``: ``1``     by the request's
                                always (behind an HTTPS proxy), ``0`` never     scheme
 ``PIDKIT_SESSION_HOURS``       hours a back-office session lasts                8
+``PIDKIT_EZID_BASE``           the path EZID's API is served below (``pidkit    ``/ezid``
+                               serve --ezid-base``; docs/ezid.md)
+``PIDKIT_OAI_ADMIN_EMAIL``     OAI-PMH Identify's ``adminEmail`` (docs/oai.md)  ``oai-admin@example.org``
 =============================  ==============================================  =====================
 
 >>> s = Settings.from_env({"PIDKIT_MAX_BODY": "1024"})
@@ -36,6 +39,7 @@ variable                       meaning                                         d
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -53,6 +57,12 @@ DEFAULT_HEADER_TIMEOUT: Final = 10
 DEFAULT_FALLBACK: Final = "https://n2t.net/"
 #: Default seconds between checks that the NAAN registry file in force changed.
 DEFAULT_REGISTRY_CHECK: Final = 10
+#: Default path below which EZID's API is served (docs/ezid.md).
+DEFAULT_EZID_BASE: Final = "/ezid"
+#: Default ``adminEmail`` of OAI-PMH Identify (docs/oai.md: set it).
+DEFAULT_OAI_ADMIN_EMAIL: Final = "oai-admin@example.org"
+#: A base path: ``/`` then segments of unreserved characters, no trailing slash.
+_BASE_PATH: Final = re.compile(r"(?:/[A-Za-z0-9._~-]+)+")
 #: Values of PIDKIT_OFFLINE that turn it on, and those that leave it off.
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off"})
@@ -92,6 +102,10 @@ class Settings:
     #: ``Secure`` on the back office's cookies: ``None`` when the request came over HTTPS.
     secure_cookies: bool | None = None
     session_hours: int = 8
+    #: The path EZID's API is served below (:mod:`pidkit.web.ezid`): ``/ezid/id/ark:/…``, ``/ezid/login``.
+    ezid_base: str = DEFAULT_EZID_BASE
+    #: OAI-PMH Identify's ``adminEmail`` (:mod:`pidkit.web.oai`).
+    oai_admin_email: str = DEFAULT_OAI_ADMIN_EMAIL
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -119,7 +133,39 @@ class Settings:
             registry_check=float(_positive_int(env, "PIDKIT_REGISTRY_CHECK", DEFAULT_REGISTRY_CHECK)),
             secure_cookies=_flag(env, "PIDKIT_SECURE_COOKIES"),
             session_hours=_positive_int(env, "PIDKIT_SESSION_HOURS", 8),
+            ezid_base=check_base_path(env.get("PIDKIT_EZID_BASE") or DEFAULT_EZID_BASE, "PIDKIT_EZID_BASE"),
+            oai_admin_email=_email(env.get("PIDKIT_OAI_ADMIN_EMAIL") or DEFAULT_OAI_ADMIN_EMAIL),
         )
+
+
+def check_base_path(path: str, name: str = "base path") -> str:
+    """``path`` if it can be a base path (``/`` then segments of letters, digits, ``.``, ``_``, ``~``,
+    ``-``; no trailing slash), else :class:`~pidkit.errors.PidkitError` naming ``name``.
+
+    >>> check_base_path("/ezid"), check_base_path("/api/ezid")
+    ('/ezid', '/api/ezid')
+    >>> check_base_path("ezid/", "PIDKIT_EZID_BASE")
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.PidkitError: PIDKIT_EZID_BASE must be a path like /ezid (no trailing slash) in 'ezid/'
+    """
+    if not _BASE_PATH.fullmatch(path):
+        raise PidkitError(f"{name} must be a path like /ezid (no trailing slash)", text=path)
+    return path
+
+
+def _email(text: str) -> str:
+    """An ``adminEmail``: one address, ``local@domain``, no whitespace (OAI-PMH §4.2).
+
+    >>> _email("x y@z")
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.PidkitError: PIDKIT_OAI_ADMIN_EMAIL must be an e-mail address in 'x y@z'
+    """
+    local, at, domain = text.partition("@")
+    if not (local and at and domain) or any(c.isspace() or not c.isprintable() for c in text):
+        raise PidkitError("PIDKIT_OAI_ADMIN_EMAIL must be an e-mail address", text=text)
+    return text
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:

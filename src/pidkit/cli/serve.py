@@ -41,8 +41,8 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "serve",
         help="run the ARK resolver, REST API and web pages",
-        description="Serve the resolver (/ark:…, ?info, /id/…), the REST API (/api/v1, /openapi.json) "
-        "and the web pages from one store.",
+        description="Serve the resolver (/ark:…, ?info, /id/…), the REST API (/api/v1, /openapi.json), "
+        "EZID's API (/ezid), OAI-PMH (/oai) and the web pages from one store.",
     )
     add_db_option(p)
     # --demo never seeds $PIDKIT_DATABASE_URL by accident: only an explicit --db replaces the demo file
@@ -61,6 +61,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--offline", action="store_true",
                    help="never forward ARKs to the fallback resolver (N2T): ARKs that neither the store nor "
                    "the public NAAN registry resolve get a 404 (sets PIDKIT_OFFLINE)")
+    p.add_argument("--ezid-base", metavar="PATH",
+                   help="the path EZID's API is served below (default /ezid; sets PIDKIT_EZID_BASE)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=cmd_serve)
 
@@ -156,6 +158,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["PIDKIT_MAX_BODY"] = str(args.max_body)
     if args.offline:
         os.environ["PIDKIT_OFFLINE"] = "1"
+    if args.ezid_base is not None:
+        os.environ["PIDKIT_EZID_BASE"] = args.ezid_base  # checked by Settings.from_env below
     settings = Settings.from_env()  # fail now, not in every worker, on a bad variable
     _check_registry()
 

@@ -8,15 +8,20 @@ How each element of a record is carried (decided once, here):
 * ``_status``: ``public`` → public, ``reserved`` → reserved, ``unavailable | reason`` → unavailable
   with that reason (EZID's meaning: withdrawn, reversible; an ``unavailable`` without a reason gets
   :data:`NO_REASON`, as the store keeps a reason with every withdrawal).  Never tombstoned.
-* ``erc.who`` / ``erc.what`` / ``erc.when`` / ``erc.where`` → the ERC.
+* ``erc.who`` / ``erc.what`` / ``erc.when`` / ``erc.where`` → the ERC (``erc-support.*`` → the
+  commitment's ERC).
+* ``_profile`` / ``_export`` → kept, as the extra elements ``ezid.profile`` / ``ezid.export``.
+
+The element names, the ``_status`` reading and the places kept are :mod:`pidkit.store.ezid`'s — the
+mapping EZID's API (:mod:`pidkit.web.ezid`) speaks too.
 * Every other citation element (``dc.*``, ``datacite``, ``datacite.*``, ``crossref``, an application's
   own) → the binding's extra metadata, under its EZID name.  The store's one name rule
   (:func:`~pidkit.store.check_extra_name`) decides: an element it refuses (EZID's whole-record ``erc``
   element — the ERC has its own fields —, a name with a space …) makes the record **refused**, the
   report naming the element and the rule, unless the import is told ``drop_extra=True``; then the
   record's report line names the elements left out.
-* EZID's administrative elements (``_owner``, ``_ownergroup``, ``_export``, ``_profile``,
-  ``_datacenter``, ``_crossref``, ``_shadowedby``, ``_shadows``, ``_coowners``, …) and the CSV-only
+* EZID's administrative elements (``_owner``, ``_ownergroup``, ``_datacenter``, ``_crossref``,
+  ``_shadowedby``, ``_shadows``, ``_coowners``, …) and the CSV-only
   derived columns (``_mapped*``) are not the record's metadata and have no place here: they are left
   out and named on the record's report line.
 * Identifiers that are not ARKs (DOIs, UUIDs — EZID hosts them, pidkit's bindings of ``doi:`` do not
@@ -36,15 +41,16 @@ import datetime as _dt
 import gzip
 import io
 import os
-import re
 import xml.etree.ElementTree as ET
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from ..anvl import ezid_unescape
 from ..errors import PidkitError
-from ..store import Binding, Erc, Store
+from ..store import Binding, Store
+from ..store.ezid import ERC_NAMES, KEPT, NO_REASON, SUPPORT_NAMES, erc_of, read_status
 from ..store.rows import binding_from_row
 from .common import (
     DumpBuilder,
@@ -76,14 +82,8 @@ __all__ = [
 
 #: The internal elements the store has a place for.
 _CARRIED: Final = frozenset({"_id", "_target", "_status", "_created", "_updated"})
-#: ERC elements (EZID "Metadata profiles", erc) → :class:`~pidkit.store.Erc` fields.
-_ERC: Final = {"erc.who": "who", "erc.what": "what", "erc.when": "when", "erc.where": "where"}
-#: ANVL %-encoding as EZID writes it ("Request & response bodies": %, :, CR, LF and more as %XX).
-_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
 _ISO: Final = "%Y-%m-%dT%H:%M:%SZ"
 
-#: The reason of an ``unavailable`` id EZID gave none for (the store keeps one with every withdrawal).
-NO_REASON: Final = "unavailable in EZID (no reason given)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +96,8 @@ class EzidRecord:
     elements: Mapping[str, str]
 
 
-def unescape(text: str) -> str:
-    """Undo EZID's ANVL %-encoding (``%XX``, two hex digits).
-
-    >>> unescape("a%3Ab%25%0A")
-    'a:b%\\n'
-    """
-    return _PERCENT.sub(lambda m: chr(int(m[1], 16)), text) if "%" in text else text
+#: Undo EZID's ANVL %-encoding (``%XX``): :func:`pidkit.anvl.ezid_unescape`, the one reader of it.
+unescape = ezid_unescape
 
 
 # -- readers ------------------------------------------------------------------------------------------
@@ -293,21 +288,25 @@ def _record(b: DumpBuilder, rec: EzidRecord, *, drop_extra: bool) -> Outcome:
     if _scheme(ident) != "ark":
         kind = _scheme(ident) or "no scheme"
         return Outcome(rec.where, ident, "skipped", f"not an ARK ({kind}): pidkit imports ARKs only")
-    citation = {n: v for n, v in el.items() if n not in _CARRIED and n not in _ERC and not n.startswith("_")}
+    mapped = {*_CARRIED, *ERC_NAMES, *SUPPORT_NAMES}
+    citation = {n: v for n, v in el.items() if n not in mapped and not n.startswith("_")}
     extra, refused = extra_elements(citation)
+    extra.update({KEPT[n]: v.strip() for n, v in el.items() if n in KEPT and v.strip()})
     if refused and not drop_extra:
         return Outcome(rec.where, ident, "refused", refused_names(refused))
-    admin = [n for n in el if n.startswith("_") and n not in _CARRIED]
+    admin = [n for n in el if n.startswith("_") and n not in _CARRIED and n not in KEPT]
     status_text = el.get("_status", "public").strip()
-    status, _bar, reason = (part.strip() for part in status_text.partition("|"))
-    if status not in ("public", "reserved", "unavailable"):
+    try:
+        status, reason = read_status(status_text)
+    except PidkitError:
         return Outcome(rec.where, ident, "refused", f"unknown _status {status_text!r}")
     try:
         created = _time(el.get("_created"), "_created")
         updated = _time(el.get("_updated"), "_updated")
-        erc = Erc(**{field: el.get(name, "") for name, field in _ERC.items()})
+        erc = erc_of(el)
+        support = erc_of({f"erc.{SUPPORT_NAMES[n]}": v for n, v in el.items() if n in SUPPORT_NAMES})
         b.add_ark(
-            ident, target=el.get("_target") or None, where=rec.where, erc=erc, status=status,
+            ident, target=el.get("_target") or None, where=rec.where, erc=erc, support=support, status=status,
             reason=(reason or NO_REASON) if status == "unavailable" else None, extra=extra,
             created=created, updated=updated or created,
         )  # fmt: skip

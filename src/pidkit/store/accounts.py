@@ -309,6 +309,14 @@ class SqlAccounts:
         count, first = cur.fetchone()
         return int(count), first
 
+    def authenticate(self, name: str, password: str, *, address: str) -> User:
+        """Check ``name`` and ``password`` without opening a session (HTTP Basic authentication, EZID's
+        API) and return the user.  The same rules as :meth:`sign_in`: rate limited per account and per
+        ``address`` (:class:`TooManySignInsError`); a wrong name or password, or a disabled user, raises
+        :class:`SignInRefusedError` (one message) and counts as a failure; a success clears the
+        account's failures."""
+        return self._check_password(name, password, address=address, lifetime=None)[0]
+
     def sign_in(
         self, name: str, password: str, *, address: str, lifetime: _dt.timedelta = SESSION_LIFETIME,
     ) -> tuple[User, SessionInfo, str]:
@@ -316,6 +324,16 @@ class SqlAccounts:
         (for the cookie; only its SHA-256 is kept).  Rate limited per account and per ``address``
         (:class:`TooManySignInsError`); a wrong name or password, or a disabled user, raises
         :class:`SignInRefusedError` (the same message) and counts as a failure."""
+        user, opened = self._check_password(name, password, address=address, lifetime=lifetime)
+        if opened is None:  # pragma: no cover - a lifetime always opens one
+            raise SignInRefusedError("wrong user name or password")
+        return user, *opened
+
+    def _check_password(
+        self, name: str, password: str, *, address: str, lifetime: _dt.timedelta | None,
+    ) -> tuple[User, tuple[SessionInfo, str] | None]:
+        """The one password check (rate limit, Argon2id, failures counted) and, given a ``lifetime``,
+        the session opened in the same transaction as the success is recorded."""
         stamp = _now()
         since = _at(stamp - FAILURE_WINDOW)
         subjects = (f"user:{name}"[:200], f"addr:{address}"[:200])
@@ -337,6 +355,7 @@ class SqlAccounts:
         digest = row[0] if row is not None else _dummy_hash()
         ok = len(password) <= _MAX_PASSWORD and _verify(digest, password)
         user = user_from_row(row[1:]) if row is not None else None
+        opened: tuple[SessionInfo, str] | None = None
         with self._transaction(write=True) as cur:
             if not ok or user is None or not user.active:
                 cur.executemany(
@@ -347,18 +366,20 @@ class SqlAccounts:
             else:
                 refused = None
                 self._exec(cur, "DELETE FROM signin_failures WHERE subject = ?", (subjects[0],))
-                token = secrets.token_urlsafe(32)
-                csrf = secrets.token_urlsafe(32)
-                session = SessionInfo(_token_id(token), name, csrf, stamp, stamp + lifetime)
-                self._exec(
-                    cur,
-                    "INSERT INTO sessions (id, user_name, csrf, created, expires, revoked_at) "
-                    "VALUES (?, ?, ?, ?, ?, NULL)",
-                    (session.id, name, session.csrf, _at(stamp), _at(stamp + lifetime)),
-                )
+                if lifetime is not None:
+                    token = secrets.token_urlsafe(32)
+                    csrf = secrets.token_urlsafe(32)
+                    session = SessionInfo(_token_id(token), name, csrf, stamp, stamp + lifetime)
+                    self._exec(
+                        cur,
+                        "INSERT INTO sessions (id, user_name, csrf, created, expires, revoked_at) "
+                        "VALUES (?, ?, ?, ?, ?, NULL)",
+                        (session.id, name, session.csrf, _at(stamp), _at(stamp + lifetime)),
+                    )
+                    opened = (session, token)
         if refused is not None or user is None:
             raise refused or SignInRefusedError("wrong user name or password")
-        return user, session, token
+        return user, opened
 
     def session(self, token: str) -> tuple[User, SessionInfo] | None:
         """The live session of a cookie's ``token`` and its user, or ``None`` (unknown, revoked,

@@ -479,6 +479,11 @@ class Store(abc.ABC):
         """Set a user's password; their sessions end."""
 
     @abc.abstractmethod
+    def authenticate(self, name: str, password: str, *, address: str) -> User:
+        """Check ``name`` and ``password`` (rate limited as :meth:`sign_in`) without opening a session:
+        the user, for HTTP Basic authentication (EZID's API)."""
+
+    @abc.abstractmethod
     def sign_in(
         self, name: str, password: str, *, address: str, lifetime: _dt.timedelta = ...,
     ) -> tuple[User, SessionInfo, str]:

@@ -10,7 +10,7 @@ types); this module asks them and shapes the answers into the store's columns.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -19,6 +19,7 @@ from ..ark.chars import check_shoulder as check_shoulder
 from ..codecs import read_uuid_text, uuid_text
 from ..errors import ParseError, StoreError
 from ..llid import read_llid
+from .records import MinterInfo
 
 
 class IdMaker(Protocol):
@@ -169,6 +170,17 @@ def template_prefix(template: str) -> str:
     from .. import noid
 
     return str(noid.Template.parse(template).prefix)
+
+
+def minter_on(minters: Iterable[MinterInfo], naan: str, shoulder: str) -> MinterInfo | None:
+    """The minter among ``minters`` that mints on ``shoulder`` of ``naan`` (its template's prefix), or
+    ``None``: the one rule the REST API's and EZID's mint follow.
+
+    >>> m = MinterInfo("m", "99999", "fk4.reedeedk", 7, 0)
+    >>> minter_on([m], "99999", "fk4") is m, minter_on([m], "99999", "b5")
+    (True, None)
+    """
+    return next((m for m in minters if m.naan == naan and template_prefix(m.template) == shoulder), None)
 
 
 def template_shoulder(template: str, naan: str) -> str | None:

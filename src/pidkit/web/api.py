@@ -54,7 +54,7 @@ from ..store import (
     split_lines,
     validate_target,
 )
-from ..store.keys import template_prefix, template_shoulder
+from ..store.keys import minter_on, template_shoulder
 from .errors import ApiError
 from .stores import store_of
 
@@ -298,9 +298,9 @@ def _require(key: ApiKey, naan: str, shoulder: str | None, field: str) -> None:
 
 
 def _minter_for(store: Store, naan: str, shoulder: str) -> MinterInfo:
-    for m in store.list_minters():
-        if m.naan == naan and template_prefix(m.template) == shoulder:
-            return m
+    found = minter_on(store.list_minters(), naan, shoulder)
+    if found is not None:
+        return found
     raise ApiError(404, f"no minter for shoulder {shoulder!r} of NAAN {naan}", field="shoulder")
 
 

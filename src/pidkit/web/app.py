@@ -8,7 +8,8 @@ This module only assembles; nothing in the package imports it.  The parts live i
 errors and their statuses (:mod:`~pidkit.web.errors`), store access (:mod:`~pidkit.web.stores`,
 :mod:`~pidkit.web.lookups`), content negotiation (:mod:`~pidkit.web.negotiation`), the body limit
 (:mod:`~pidkit.web.middleware`), path convertors (:mod:`~pidkit.web.convertors`), the routers
-(:mod:`~pidkit.web.resolver`, :mod:`~pidkit.web.api`, :mod:`~pidkit.web.pages`) and the resolver's
+(:mod:`~pidkit.web.resolver`, :mod:`~pidkit.web.api`, :mod:`~pidkit.web.pages`, EZID's API in
+:mod:`~pidkit.web.ezid` below ``Settings.ezid_base``) and the resolver's
 fast path (:mod:`~pidkit.web.fastpath`).
 
 >>> from fastapi.testclient import TestClient
@@ -34,6 +35,7 @@ from .auth import router as auth_router
 from .batch import LookupBatcher, in_thread
 from .directory import router as directory_router
 from .errors import UNAVAILABLE, install_error_handlers
+from .ezid import ezid_router
 from .fastpath import FastPathApp
 from .lookups import RegistryHolder, StoreLookup
 from .middleware import BodyLimit
@@ -93,7 +95,7 @@ def create_app(
         # choose where it points): a trailing-slash variant is a 404, no redirect is built from Host
         redirect_slashes=False,
     )
-    app.add_middleware(BodyLimit, limit=settings.max_body)
+    app.add_middleware(BodyLimit, limit=settings.max_body, ezid_base=settings.ezid_base)
     app.state.stores = holder
     app.state.settings = settings
     app.state.lookups = LookupBatcher(in_thread(holder.get, timeout=settings.lookup_timeout),
@@ -113,6 +115,7 @@ def create_app(
     app.include_router(officeimport_router)
     app.include_router(apidocs_router)  # the API's documentation for people, made from /openapi.json
     app.include_router(assets_router)
+    app.include_router(ezid_router(settings.ezid_base))  # EZID's API v2 (issue 15)
     return app
 
 

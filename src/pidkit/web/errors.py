@@ -5,6 +5,8 @@
 * API paths (``/api/…``) get JSON errors; elsewhere the error takes the negotiated type
   (:func:`error_type`): for ``?info`` ANVL text by default (``error:`` / ``message:``), HTML or JSON on
   request; otherwise an HTML page, or JSON for a client that prefers ``application/json``;
+* EZID's API (below ``Settings.ezid_base``) gets EZID's error bodies: ``text/plain; charset=UTF-8``, one
+  line ``error: <reason>`` (:func:`ezid_error`, EZID API v2 "Error reporting");
 * a 405 names every method the path allows (:func:`allowed_methods`);
 * :func:`install_error_handlers` registers all of it on an application.
 
@@ -23,7 +25,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Res
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from ..anvl import anvl_record
+from ..anvl import anvl_record, ezid_record
 from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError
 from ..store import ImportRejectedError, NotOwnerError
 from .batch import LookupTimeoutError
@@ -41,8 +43,10 @@ __all__ = [
     "error_body",
     "error_response",
     "error_type",
+    "ezid_error",
     "http_status",
     "install_error_handlers",
+    "is_ezid",
     "service_unavailable",
 ]
 
@@ -101,6 +105,53 @@ def _wants_api(request: Request) -> bool:
     return request.url.path.startswith(API_PREFIX) or request.url.path == "/openapi.json"
 
 
+#: EZID's media type for every body ("Request & response bodies").
+EZID_TYPE: Final = "text/plain; charset=UTF-8"
+#: EZID's reasons that stand alone ("Authentication": ``error: unauthorized``, ``error: forbidden``).
+_EZID_BARE: Final = {401: "unauthorized", 403: "forbidden", 405: "method not allowed"}
+
+
+def under(path: str, base: str) -> bool:
+    """True if ``path`` is ``base`` or below it.
+
+    >>> under("/ezid/id/ark:/1/x", "/ezid"), under("/ezidx", "/ezid"), under("/ezid", "/ezid")
+    (True, False, True)
+    """
+    return path == base or path.startswith(base + "/")
+
+
+def is_ezid(request: Request) -> bool:
+    """True for a request to EZID's API (below ``Settings.ezid_base``; an app without settings — or the
+    resolver's fast path, which answers ``/ark:…`` before the app — has none)."""
+    app = request.scope.get("app")
+    settings = getattr(app.state, "settings", None) if app is not None else None
+    return settings is not None and under(request.url.path, settings.ezid_base)
+
+
+def ezid_reason(status: int, message: str) -> str:
+    """The reason of EZID's ``error:`` line for ``status``: ``bad request - <message>`` for a 400,
+    ``unauthorized`` / ``forbidden`` / ``method not allowed`` as they are, else the status's title and
+    the message.
+
+    >>> ezid_reason(400, "no such identifier"), ezid_reason(401, "x"), ezid_reason(503, "try again")
+    ('bad request - no such identifier', 'unauthorized', 'service unavailable - try again')
+    """
+    if status in _EZID_BARE:
+        return _EZID_BARE[status]
+    return f"{_TITLES.get(status, 'error').lower()} - {message}"
+
+
+def ezid_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
+    """EZID's error answer: ``error: <reason>`` (:func:`ezid_reason`) as EZID's ANVL, ``status``.
+
+    >>> r = ezid_error(400, "no such identifier")
+    >>> r.status_code, r.body, r.headers["content-type"]
+    (400, b'error: bad request - no such identifier\\n', 'text/plain; charset=UTF-8')
+    """
+    return PlainTextResponse(ezid_record([("error", ezid_reason(status, message))]), status_code=status,
+                             headers=headers, media_type=EZID_TYPE)
+
+
 def error_type(request: Request) -> str:
     """The media type of an error answer to ``request``: JSON on API paths; for ``?info`` the
     negotiated description type (ANVL ``text/plain`` by default); otherwise HTML unless the client
@@ -115,7 +166,10 @@ def error_type(request: Request) -> str:
 
 def error_response(request: Request, status: int, message: str, *, title: str | None = None,
                    headers: Mapping[str, str] | None = None, **extra: object) -> Response:
-    """An error in the type :func:`error_type` negotiates: JSON, ANVL text or an HTML page."""
+    """An error in the type :func:`error_type` negotiates: JSON, ANVL text or an HTML page (EZID's
+    ``error:`` line below EZID's base path)."""
+    if is_ezid(request):
+        return ezid_error(status, message, headers)
     kind = error_type(request)
     if kind == "application/json":
         return JSONResponse(error_body(status, message, **extra), status_code=status, headers=headers)
@@ -131,7 +185,7 @@ def error_response(request: Request, status: int, message: str, *, title: str | 
 _TITLES: Final = {
     400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not found", 405: "Method not allowed",
     409: "Conflict", 410: "Gone", 413: "Request body too large", 422: "Unprocessable request",
-    503: "Service unavailable",
+    429: "Too many requests", 503: "Service unavailable",
 }
 
 

@@ -21,7 +21,7 @@ import json
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .asgi import ASGIApp, Message, Receive, Scope, Send
-from .errors import error_body
+from .errors import error_body, ezid_reason, under
 
 __all__ = ["BodyLimit", "BodyTooLargeError"]
 
@@ -42,9 +42,11 @@ class BodyLimit:
     :class:`BodyTooLargeError` as soon as the count passes the limit.
     """
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, ezid_base: str | None = None) -> None:
         self.app = app
         self.limit = limit
+        #: Requests below this path (EZID's API) are refused in EZID's form (``error: …`` text).
+        self.ezid_base = ezid_base
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -53,8 +55,9 @@ class BodyLimit:
         for name, value in scope.get("headers", ()):
             if name == b"content-length" and (not value.isdigit() or int(value) > self.limit):
                 status = 413 if value.isdigit() else 400
-                await _send_json(send, status, f"request body larger than {self.limit} bytes"
-                                 if status == 413 else "bad Content-Length header")
+                message = f"request body larger than {self.limit} bytes" if status == 413 else (
+                    "bad Content-Length header")
+                await self._refuse(scope, send, status, message)
                 return
         seen = 0
         started = False
@@ -79,12 +82,18 @@ class BodyLimit:
         except BodyTooLargeError as exc:
             if started:
                 raise
-            await _send_json(send, 413, exc.detail)
+            await self._refuse(scope, send, 413, exc.detail)
+
+    async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
+        if self.ezid_base is not None and under(scope.get("path", ""), self.ezid_base):
+            body = f"error: {ezid_reason(status, message)}\n".encode()
+            await _send(send, status, b"text/plain; charset=UTF-8", body)
+        else:
+            await _send(send, status, b"application/json", json.dumps(error_body(status, message)).encode())
 
 
-async def _send_json(send: Send, status: int, message: str) -> None:
-    body = json.dumps(error_body(status, message)).encode()
+async def _send(send: Send, status: int, kind: bytes, body: bytes) -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"content-type", kind), (b"content-length", str(len(body)).encode()),
         (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": body})

@@ -37,7 +37,6 @@ import datetime as _dt
 import hashlib
 import hmac
 import json
-import os
 import re
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -50,9 +49,10 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import PidkitError
+from ..settings import DEFAULT_OAI_ADMIN_EMAIL
 from ..store import Binding, Naan, Store
 from ..store.rows import stored_time, time_from_stored
-from .stores import store_of
+from .stores import settings_of, store_of
 
 __all__ = [
     "DELETED_STATUSES",
@@ -424,12 +424,12 @@ def _exposed(store: Store, identifier: str) -> Binding:
 
 
 # -- verbs ----------------------------------------------------------------------------------------------
-def _identify(root: ET.Element, store: Store, base_url: str) -> None:
+def _identify(root: ET.Element, store: Store, base_url: str, admin_email: str) -> None:
     el = _sub(root, f"{{{OAI}}}Identify")
     _sub(el, f"{{{OAI}}}repositoryName", "pidkit")
     _sub(el, f"{{{OAI}}}baseURL", base_url)
     _sub(el, f"{{{OAI}}}protocolVersion", "2.0")
-    _sub(el, f"{{{OAI}}}adminEmail", os.environ.get("PIDKIT_OAI_ADMIN_EMAIL", "oai-admin@example.org"))
+    _sub(el, f"{{{OAI}}}adminEmail", admin_email)
     first = store.list_changed(statuses=_EXPOSED, limit=1)
     _sub(el, f"{{{OAI}}}earliestDatestamp", datestamp(first[0].updated) if first else "1970-01-01T00:00:00Z")
     _sub(el, f"{{{OAI}}}deletedRecord", "persistent")
@@ -587,8 +587,10 @@ def _arguments(pairs: Sequence[tuple[str, str]]) -> tuple[str, dict[str, str]]:
     return verb, args
 
 
-def respond(store: Store, base_url: str, pairs: Sequence[tuple[str, str]]) -> Response:
-    """The OAI-PMH response to a request's arguments (``pairs``, in order, repeats kept).
+def respond(store: Store, base_url: str, pairs: Sequence[tuple[str, str]], *,
+            admin_email: str = DEFAULT_OAI_ADMIN_EMAIL) -> Response:
+    """The OAI-PMH response to a request's arguments (``pairs``, in order, repeats kept);
+    ``admin_email`` is Identify's ``adminEmail`` (``Settings.oai_admin_email``).
 
     >>> from pidkit.store import open_store
     >>> with open_store("sqlite:///:memory:") as s:
@@ -604,7 +606,7 @@ def respond(store: Store, base_url: str, pairs: Sequence[tuple[str, str]]) -> Re
     root = _envelope(base_url, {"verb": verb, **args})
     try:
         if verb == "Identify":
-            _identify(root, store, base_url)
+            _identify(root, store, base_url, admin_email)
         elif verb == "ListMetadataFormats":
             _list_formats(root, store, args, base_url)
         elif verb == "ListSets":
@@ -630,7 +632,8 @@ def _base_url(request: Request) -> str:
 @router.get("/oai")
 def oai_get(request: Request) -> Response:
     """OAI-PMH over GET (§3.1.1.1)."""
-    return respond(store_of(request), _base_url(request), list(request.query_params.multi_items()))
+    return respond(store_of(request), _base_url(request), list(request.query_params.multi_items()),
+                   admin_email=settings_of(request).oai_admin_email)
 
 
 @router.post("/oai")
@@ -638,7 +641,8 @@ async def oai_post(request: Request) -> Response:
     """OAI-PMH over POST, ``application/x-www-form-urlencoded`` (§3.1.1.2)."""
     body = (await request.body()).decode("utf-8", "replace")
     pairs = urllib.parse.parse_qsl(body, keep_blank_values=True)
-    return await run_in_threadpool(respond, store_of(request), _base_url(request), pairs)
+    return await run_in_threadpool(respond, store_of(request), _base_url(request), pairs,
+                                   admin_email=settings_of(request).oai_admin_email)
 
 
 @router.get("/oai/erc.xsd")
