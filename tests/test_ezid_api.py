@@ -138,6 +138,22 @@ def test_create_view_update_and_history_as_the_user(ezid: tuple[TestClient, Stor
     assert anvl(c.get("/ezid/id/ark:/99999/b5new").text)["_owner"] == "ann"
 
 
+def test_a_create_that_loses_a_race_is_refused(ezid: tuple[TestClient, Store],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another create of the same id that commits between this create's look and its write is never
+    overwritten: the store decides "new" inside its write transaction (``only_new``)."""
+    c, store = ezid
+    assert c.put("/ezid/id/ark:/99999/b5race", content=b"_target: https://example.org/first",
+                 headers=basic("ann")).status_code == 201  # fmt: skip
+    monkeypatch.setattr(type(store), "get_binding", lambda self, *a, **k: None)  # the look saw nothing
+    second = b"_target: https://example.org/second"
+    r = c.put("/ezid/id/ark:/99999/b5race", content=second, headers=basic("ann"))
+    check_error(r, 400, "bad request - identifier already exists")
+    monkeypatch.undo()
+    b = store.get_binding("ark:99999/b5race")
+    assert b is not None and b.target == "https://example.org/first"
+
+
 def test_create_errors(ezid: tuple[TestClient, Store]) -> None:
     c, store = ezid
     r = c.put("/ezid/id/ark:/99999/b5new", content=b"_target: https://example.org/")

@@ -625,6 +625,7 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
         shoulder: str | None,
         force: bool = False,
         principal: Principal | None = None,
+        only_new: bool = False,
     ) -> Binding:
         """Create or partially update one binding (see :meth:`Store.bind`): in one write transaction,
         the stored row is read (and locked), :func:`~pidkit.store.changes.apply_change` decides the new
@@ -642,6 +643,8 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
             else:
                 self._lock_naan(cur, f"{kind}:{key}")  # serializes changes of this id
             before = self._current(cur, kind, key)
+            if only_new and before is not None:
+                raise ConflictError("already bound (a create never changes an existing binding)", text=text)
             after = apply_change(before, start, change, stamp)
             if before is not None and after == dataclasses.replace(before, updated=stamp):
                 return before
@@ -714,14 +717,16 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
         *,
         force: bool = False,
         principal: Principal | None = None,
+        only_new: bool = False,
     ) -> Binding:
         """Apply a partial change to the binding of ``value`` read as ``kind``."""
         if kind == "ark":
             k = ark_key(_lookup(value))
             return self._change("ark", k.key, value, change, naan=k.naan, shoulder=k.shoulder, force=force,
-                                principal=principal)  # fmt: skip
+                                principal=principal, only_new=only_new)  # fmt: skip
         key = canonical(kind, _lookup(value))
-        return self._change(kind, key, value, change, naan=None, shoulder=None, principal=principal)
+        return self._change(kind, key, value, change, naan=None, shoulder=None, principal=principal,
+                            only_new=only_new)  # fmt: skip
 
     def bind_id(
         self,

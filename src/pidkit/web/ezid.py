@@ -47,7 +47,7 @@ from starlette.concurrency import run_in_threadpool
 from .. import __version__
 from ..anvl import AnvlError, ezid_record, read_ezid_record
 from ..ark import Ark
-from ..errors import PidkitError
+from ..errors import ConflictError, PidkitError
 from ..store import Binding, Principal, Store, User
 from ..store.accounts import SignInRefusedError, TooManySignInsError
 from ..store.changes import BindingChange, apply_change, new_binding
@@ -267,8 +267,13 @@ def create(
     if before is not None and not update_if_exists:
         raise EzidRefusalError(400, "identifier already exists")
     change = ezid_change(elements, before, owner=user.name, default_target=_own_url(request, key))
-    b = store.change("ark", identifier if before is None else key, change,
-                     principal=Principal.user(user.name))
+    try:  # a create stays a create: another one that won meanwhile is not overwritten
+        b = store.change("ark", identifier if before is None else key, change,
+                         principal=Principal.user(user.name), only_new=before is None)  # fmt: skip
+    except ConflictError:
+        if before is not None:
+            raise
+        raise EzidRefusalError(400, "identifier already exists") from None
     return _success(ezid_id(b.key), status=201 if before is None else 200)
 
 
