@@ -72,6 +72,7 @@ from .records import (
     check_extra_name,
     check_text,
 )
+from .search import SqlSearch
 from .rows import (
     API_KEY_COLS,
     BINDING_COLS,
@@ -231,7 +232,7 @@ def _hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-class SqlStore(SqlAccounts, SqlOverview, Store):
+class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     """The shared SQL implementation; subclasses provide the connection handling."""
 
     def __init__(self) -> None:
