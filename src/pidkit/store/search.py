@@ -68,6 +68,9 @@ _NAAN_ONLY: Final = re.compile(r"(?:(?:https?://[^/]+/)?ark:/?)?([0-9a-z]+)(/?)"
 #: The highest code point: a key prefix ``p`` holds the keys in ``[p, p + _TOP)`` (binary order).
 _TOP: Final = "\U0010ffff"
 _COLS: Final = ", ".join(f"b.{c}" for c in BINDING_COLUMNS)
+#: SQLite: a full-text condition estimated to hold at most this many rows drives the search (its rows
+#: read first, then their bindings); more, and the bindings are read in the order asked, each checked.
+_DRIVE: Final = 30_000
 
 
 def _term(value: str, name: str) -> str:
@@ -259,72 +262,109 @@ class SqlSearch:
 
         def _exec(self, cur: Any, sql: str, params: Sequence[Any] = ()) -> Any: ...
 
-    def _filters(self, scope: Scope, search: Search) -> tuple[list[str], list[Any]]:
-        """The WHERE conditions (over ``bindings b``) and their parameters of ``search`` in ``scope``."""
-        postgres = self.backend == "postgresql"
-        clauses, params = ["b.kind = 'ark'"], []
+    def _key(self) -> str:
+        """The key as a Find orders it: code point order on both backends (PostgreSQL's ``COLLATE "C"``,
+        whatever the database's collation; SQLite's BINARY)."""
+        return 'b.key COLLATE "C"' if self.backend == "postgresql" else "b.key"
+
+    def _filters(self, cur: Any, scope: Scope, search: Search) -> tuple[str, list[str], list[Any]]:
+        """The FROM and the WHERE conditions (over ``bindings b``) of ``search`` in ``scope``, and their
+        parameters (those of FROM first)."""
+        postgres, key = self.backend == "postgresql", self._key()
+        source, clauses, params = "bindings b", ["b.kind = 'ark'"], []
         naan, shoulder = scope.narrowest()
         for column, value in (("naan", naan), ("shoulder", shoulder), ("status", search.status)):
             if value is not None:
                 clauses.append(f"b.{column} = ?")
                 params.append(value)
-        if prefix := search.prefix:
-            if postgres:  # the text_pattern_ops index, whatever the collation
-                clauses.append("b.key LIKE ? ESCAPE '\\'")
-                params.append(_like(prefix) + "%")
-            else:  # SQLite's LIKE folds case: a range of the primary key instead
-                clauses.append("b.key >= ? AND b.key < ?")
-                params += [prefix, prefix + _TOP]
-        if target := search.target:
-            if postgres:
+        if prefix := search.prefix:  # a range of keys in code point order: the index's
+            clauses.append(f"{key} >= ? AND {key} < ?")
+            params += [prefix, prefix + _TOP]
+        target, found = search.target, words(search.text)
+        if postgres:
+            if target:
                 clauses.append("b.target ILIKE ? ESCAPE '\\'")
-            else:
-                if len(target) >= 3:  # the trigram index narrows, LIKE (ASCII case folded) decides
-                    clauses.append("b.rowid IN (SELECT rowid FROM bindings_grams WHERE bindings_grams MATCH ?)")
-                    params.append('"' + target.replace('"', '""') + '"')
-                clauses.append("b.target LIKE ? ESCAPE '\\'")
-            params.append("%" + _like(target) + "%")
-        if found := words(search.text):
-            if postgres:
+                params.append("%" + _like(target) + "%")
+            if found:
                 clauses.append("b.search @@ to_tsquery('simple', ?)")
                 params.append(" & ".join(found) + ":*")
-            else:
-                clauses.append("b.rowid IN (SELECT rowid FROM bindings_words WHERE bindings_words MATCH ?)")
-                params.append(" ".join(f'"{w}"' for w in found) + "*")
+        else:
+            fts = []  # (estimated rows, FTS5 table, its MATCH query)
+            if found:
+                fts.append((self._words_estimate(cur, found), "bindings_words",
+                            " ".join(f'"{w}"' for w in found) + "*"))  # fmt: skip
+            if len(target) >= 3:  # the trigram index narrows, LIKE (ASCII case folded) decides
+                fts.append(self._grams_query(cur, target))
+            for i, (estimate, table, match) in enumerate(sorted(fts)):
+                if i == 0 and estimate <= _DRIVE:  # few rows: read them from the index, then the bindings
+                    source = f"{table} CROSS JOIN bindings b"
+                    clauses += [f"{table} MATCH ?", f"b.rowid = {table}.rowid"]
+                else:
+                    clauses.append(f"b.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)")
+                params.append(match)
+            if target:
+                clauses.append("b.target LIKE ? ESCAPE '\\'")
+                params.append("%" + _like(target) + "%")
         if search.since is not None:
             clauses.append(f"b.{search.on} >= ?")
             params.append(_day_start(search.since))
         if search.until is not None:
             clauses.append(f"b.{search.on} < ?")
             params.append(_day_start(search.until + _dt.timedelta(days=1)))
-        return clauses, params
+        return source, clauses, params
+
+    def _words_estimate(self, cur: Any, found: list[str]) -> int:
+        """At most how many ARK bindings hold all of ``found`` (the last as a prefix): the fewest holding
+        one of them (SQLite's vocabulary table; a prefix's rows summed over its first words)."""
+        counts = []
+        for word in found[:-1]:
+            self._exec(cur, "SELECT doc FROM bindings_words_vocab WHERE term = ?", (word,))
+            row = cur.fetchone()
+            counts.append(int(row[0]) if row else 0)
+        last = found[-1]
+        self._exec(cur, "SELECT sum(doc) FROM (SELECT doc FROM bindings_words_vocab WHERE term >= ? AND term < ? "
+                        "LIMIT 2000)", (last, last + _TOP))  # fmt: skip
+        counts.append(int(cur.fetchone()[0] or 0))
+        return min(counts)
+
+    def _grams_query(self, cur: Any, target: str) -> tuple[int, str, str]:
+        """``(estimated rows, table, MATCH query)`` for a target substring of 3 or more characters: the
+        3 rarest of its trigrams, all required (a phrase of all of them reads every trigram's rows)."""
+        text = target.lower()
+        grams = sorted({text[i : i + 3] for i in range(len(text) - 2)})
+        marks = ", ".join("?" * len(grams))
+        self._exec(cur, f"SELECT term, doc FROM bindings_grams_vocab WHERE term IN ({marks})", grams)
+        counts = {term: int(doc) for term, doc in cur.fetchall()}
+        if len(counts) < len(grams):  # a trigram no row holds (or folded otherwise): the phrase decides
+            return 0, "bindings_grams", '"' + target.replace('"', '""') + '"'
+        rarest = sorted(grams, key=lambda g: (counts[g], g))[:3]
+        return counts[rarest[0]], "bindings_grams", " AND ".join('"' + g.replace('"', '""') + '"' for g in rarest)
 
     def find_bindings(self, scope: Scope, search: Search) -> FoundPage:
         """One page of the ARK bindings ``scope`` allows that ``search`` finds (module docstring),
         with the count of all of them."""
-        clauses, params = self._filters(scope, search)
-        where = " AND ".join(clauses)
         cursor = search.after if search.after is not None else search.before
         backwards = search.before is not None
         descending = search.descending != backwards  # a page before: read backwards, then turn round
-        direction = "DESC" if descending else "ASC"
-        order = "b.key" if search.sort == "key" else f"b.{search.sort} {direction}, b.key"
+        direction, key = ("DESC" if descending else "ASC"), self._key()
+        order = f"{key} {direction}" if search.sort == "key" else f"b.{search.sort} {direction}, {key} {direction}"
         with self._transaction(write=False) as cur:
-            self._exec(cur, f"SELECT COUNT(*) FROM (SELECT 1 FROM bindings b WHERE {where} LIMIT ?) t",
+            source, clauses, params = self._filters(cur, scope, search)
+            where = " AND ".join(clauses)
+            self._exec(cur, f"SELECT COUNT(*) FROM (SELECT 1 FROM {source} WHERE {where} LIMIT ?) t",
                        [*params, COUNT_CAP + 1])  # fmt: skip
             total = int(cur.fetchone()[0])
-            page_clauses, page_params = list(clauses), list(params)
             if cursor is not None:
                 sign = "<" if descending else ">"
                 if search.sort == "key":
-                    page_clauses.append(f"b.key {sign} ?")
-                    page_params.append(cursor)
+                    clauses.append(f"{key} {sign} ?")
+                    params.append(cursor)
                 else:
                     value = self._cursor_value(cur, scope, search.sort, cursor)
-                    page_clauses.append(f"(b.{search.sort} {sign} ? OR (b.{search.sort} = ? AND b.key {sign} ?))")
-                    page_params += [value, value, cursor]
-            self._exec(cur, f"SELECT {_COLS} FROM bindings b WHERE {' AND '.join(page_clauses)} "
-                            f"ORDER BY {order} {direction} LIMIT ?", [*page_params, search.limit + 1])  # fmt: skip
+                    clauses.append(f"(b.{search.sort} {sign} ? OR (b.{search.sort} = ? AND {key} {sign} ?))")
+                    params += [value, value, cursor]
+            self._exec(cur, f"SELECT {_COLS} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order} LIMIT ?",
+                       [*params, search.limit + 1])  # fmt: skip
             rows = cur.fetchall()
         more = len(rows) > search.limit
         found = [binding_from_row(row) for row in rows[: search.limit]]

@@ -7,8 +7,11 @@
 CREATE FUNCTION pidkit_extra_text(extra text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce(string_agg(value, ' '), '') FROM json_each_text(extra::json) $$;
 ALTER TABLE bindings ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, regexp_replace(key || ' ' || coalesce(target, '') || ' ' || erc_who || ' ' || erc_what || ' ' || erc_when || ' ' || erc_where || ' ' || support_who || ' ' || support_what || ' ' || support_when || ' ' || support_where || ' ' || pidkit_extra_text(extra), '[^[:alnum:]]+', ' ', 'g'))) STORED;
 CREATE INDEX bindings_search ON bindings USING gin (search) WHERE kind = 'ark';
--- Key prefixes (LIKE 'ark:99999/fk4%') whatever the database's collation.
-CREATE INDEX bindings_key_prefix ON bindings (key text_pattern_ops) WHERE kind = 'ark';
+-- Keys in code point order (COLLATE "C", as SQLite's BINARY): the order of a Find by key, and key prefixes
+-- as ranges, whatever the database's collation.
+CREATE INDEX bindings_key_c ON bindings (kind, key COLLATE "C");
+CREATE INDEX bindings_by_updated ON bindings (kind, updated, key COLLATE "C") INCLUDE (naan, shoulder, status);
+CREATE INDEX bindings_by_created ON bindings (kind, created, key COLLATE "C") INCLUDE (naan, shoulder, status);
 -- Target substrings (ILIKE '%…%'): a pg_trgm GIN index.  Creating the extension needs the privilege to
 -- (a superuser, or a trusted extension and CREATE on the schema); when it cannot be created the store
 -- works without the index (a target search then reads the ARK rows of the scope: slower, same answers)
