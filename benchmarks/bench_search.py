@@ -49,8 +49,8 @@ _TITLE = ("Harbour", "Photograph", "Letter", "Map", "Survey", "Diary", "Portrait
           "Minutes", "Herbarium", "Specimen", "Manuscript", "Sketch", "Lecture", "Report", "Atlas",
           "Sermon", "Notebook", "Broadside")  # fmt: skip
 _OF = ("of the", "from the", "about the", "for the", "near the")
-_SUBJECT = ("river", "mill", "railway", "cathedral", "market", "lighthouse", "orchard", "quarry",
-            "bridge", "school", "garrison", "vineyard", "observatory", "canal", "foundry", "abbey")  # fmt: skip
+_SUBJECT = ("river", "mill", "railway", "cathedral", "market", "lighthouse", "orchard", "quarry", "bridge",
+            "school", "garrison", "vineyard", "observatory", "canal", "foundry", "abbey")  # fmt: skip
 _PLACE = ("Lyon", "Porto", "Gdańsk", "Bristol", "Ghent", "Turku", "Bergen", "Trieste", "Cork", "Leiden",
           "Aarhus", "Bilbao", "Riga", "Brno", "Lund", "Graz")  # fmt: skip
 _NAMES = ("Adams", "Bernard", "Costa", "Dubois", "Eriksen", "Fischer", "García", "Horvat", "Ivanova",
@@ -216,7 +216,8 @@ def _timed(backend: str, url: str, n: int) -> Iterator[Result]:
         with TestClient(create_app(store), follow_redirects=False) as client:
             client.cookies.set("pidkit_session", cookie_value(store.cookie_key(), token), path="/office")
             for what, query in cases(late):
-                times, shown = [], ""
+                times: list[float] = []
+                shown = 0
                 for _ in range(REPEATS):
                     t0 = time.perf_counter()
                     r = client.get("/office/find", params=query)

@@ -474,14 +474,16 @@ def test_find_dates_sorting_and_errors(office: tuple[TestClient, Store]) -> None
     client, _ = office
     sign_in(client, "ann")
     today = _dt.datetime.now(_dt.UTC).date().isoformat()
-    r = client.get("/office/find", params={"from": today, "until": today, "on": "created", "status": "reserved"})
+    query = {"from": today, "until": today, "on": "created", "status": "reserved"}
+    r = client.get("/office/find", params=query)
     assert r.status_code == 200 and _listed(r.text) == ["ark:99999/fk4res"]
     assert f'value="{today}"' in r.text and 'type="date"' in r.text
     r = client.get("/office/find", params={"from": "2099-01-01"})
     assert r.status_code == 200 and "No ARK matches." in r.text and "0 ARKs match." in r.text
     for query, said in (({"from": "2024-02-30"}, "from: &#x27;2024-02-30&#x27; is not a date"),
                         ({"until": "tomorrow"}, "until: &#x27;tomorrow&#x27; is not a date (YYYY-MM-DD)"),
-                        ({"from": "2024-05-02", "until": "2024-05-01"}, "from 2024-05-02 is after until 2024-05-01"),
+                        ({"from": "2024-05-02", "until": "2024-05-01"},
+                         "from 2024-05-02 is after until 2024-05-01"),
                         ({"status": "lost"}, "status: &#x27;lost&#x27; is not one of"),
                         ({"sort": "title"}, "sort: &#x27;title&#x27; is not one of"),
                         ({"order": "sideways"}, "order: &#x27;sideways&#x27; is not"),

@@ -44,8 +44,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str]
 def _populate(s: Store) -> None:
     s.add_naan(A, "A", shoulders=["fk4", "b5"])
     s.add_naan(B, "B", shoulders=["x5"])
-    s.bind(f"ark:{A}/fk4one", "https://example.org/Books/1", erc=Erc(who="Austin, Jane", what="Harbour of Bergen"),
-           extra={"dc.subject": "Maritime history"})  # fmt: skip
+    s.bind(f"ark:{A}/fk4one", "https://example.org/Books/1",
+           erc=Erc(who="Austin, Jane", what="Harbour of Bergen"), extra={"dc.subject": "Maritime history"})
     s.bind(f"ark:{A}/fk4two", "https://example.org/maps/2", erc=Erc(who="Brahe, Tycho", what="Star atlas"))
     s.bind(f"ark:{A}/b5three", "https://museum.example.net/maps/3", erc=Erc(what="Harbour of Riga"))
     s.bind(f"ark:{A}/b5four", None, status="reserved", erc=Erc(what="Draft harbour survey"))
@@ -119,17 +119,19 @@ def test_date_range_boundaries_are_whole_utc_days(backend: Callable[[], str]) ->
         _populate(s)
         assert isinstance(s, SqlStore)
         with s._transaction(write=True) as cur:
-            for key, at in (("fk4one", "2024-05-01T00:00:00.000000Z"), ("fk4two", "2024-05-01T23:59:59.999999Z"),
+            for key, at in (("fk4one", "2024-05-01T00:00:00.000000Z"),
+                            ("fk4two", "2024-05-01T23:59:59.999999Z"),
                             ("b5three", "2024-05-02T00:00:00.000000Z")):  # fmt: skip
                 s._exec(cur, "UPDATE bindings SET created = ? WHERE key = ?", (at, f"ark:{A}/{key}"))
         may1 = _dt.date(2024, 5, 1)
         assert keys(s, on="created", since=may1, until=may1) == ["ark:99999/fk4one", "ark:99999/fk4two"]
-        assert keys(s, on="created", since=may1 + _dt.timedelta(days=1), until=may1 + _dt.timedelta(days=1)) == [
-            "ark:99999/b5three"]  # fmt: skip
+        may2 = may1 + _dt.timedelta(days=1)
+        assert keys(s, on="created", since=may2, until=may2) == ["ark:99999/b5three"]
         assert keys(s, on="created", sort="created", until=may1 + _dt.timedelta(days=1)) == [
             "ark:99999/fk4one", "ark:99999/fk4two", "ark:99999/b5three"]  # fmt: skip
-        assert keys(s, on="created", sort="created", descending=True, since=may1, until=_dt.date(2024, 12, 31)) == [
-            "ark:99999/b5three", "ark:99999/fk4two", "ark:99999/fk4one"]  # fmt: skip
+        end = _dt.date(2024, 12, 31)
+        newest = keys(s, on="created", sort="created", descending=True, since=may1, until=end)
+        assert newest == ["ark:99999/b5three", "ark:99999/fk4two", "ark:99999/fk4one"]
 
 
 def test_bad_searches_are_named() -> None:
@@ -137,13 +139,13 @@ def test_bad_searches_are_named() -> None:
         parse_day("2024-13-01", "from")
     with pytest.raises(StoreError, match=r"^until: 'yesterday' is not a date \(YYYY-MM-DD\)"):
         Search.from_fields({"until": "yesterday"})
-    with pytest.raises(StoreError, match="^from 2024-05-02 is after until 2024-05-01"):
+    with pytest.raises(StoreError, match=r"^from 2024-05-02 is after until 2024-05-01"):
         Search.from_fields({"from": "2024-05-02", "until": "2024-05-01"})
-    with pytest.raises(StoreError, match="^status: 'lost' is not one of"):
+    with pytest.raises(StoreError, match=r"^status: 'lost' is not one of"):
         Search.from_fields({"status": "lost"})
-    with pytest.raises(StoreError, match="^sort: 'title' is not one of key, updated, created"):
+    with pytest.raises(StoreError, match=r"^sort: 'title' is not one of key, updated, created"):
         Search.from_fields({"sort": "title"})
-    with pytest.raises(StoreError, match="^on: 'deleted'"):
+    with pytest.raises(StoreError, match=r"^on: 'deleted'"):
         Search.from_fields({"on": "deleted"})
     with pytest.raises(StoreError, match="at most 1000 characters"):
         Search(target="x" * 1001)
@@ -220,11 +222,12 @@ def test_counts_stop_at_the_cap(backend: Callable[[], str]) -> None:
     with open_store(backend()) as s:
         s.add_naan(A, shoulders=["fk4"])
         assert isinstance(s, SqlStore)
+        at = "2024-01-01T00:00:00.000000Z"
         rows = [("ark", f"ark:{A}/fk4c{i:05d}", f"ark:{A}/fk4c{i:05d}", "https://example.org/", "public", A,
-                 "fk4", "2024-01-01T00:00:00.000000Z", "2024-01-01T00:00:00.000000Z") for i in range(COUNT_CAP + 2)]
+                 "fk4", at, at) for i in range(COUNT_CAP + 2)]
         with s._transaction(write=True) as cur:
-            cur.executemany(s._q("INSERT INTO bindings (kind, key, text, target, status, naan, shoulder, created, "
-                                 "updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"), rows)  # fmt: skip
+            cur.executemany(s._q("INSERT INTO bindings (kind, key, text, target, status, naan, shoulder, "
+                                 "created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"), rows)  # fmt: skip
         page = s.find_bindings(ANN, Search())
         assert (page.total, page.capped, len(page.bindings), page.later) == (COUNT_CAP, True, 50, True)
         page = s.find_bindings(ANN, Search(ark=f"ark:{A}/fk4c0000"))
@@ -259,7 +262,8 @@ def _index_agrees(store: Store) -> None:
     """The index matches a plain scan of the rows for every word of every binding (no stale entry)."""
     every = store.find_bindings(ROOT, Search(limit=500)).bindings
     for b in every:
-        for word in {w for w in (b.erc.what + " " + b.erc.who).lower().replace(",", " ").split() if w.isalnum()}:
+        said = (b.erc.what + " " + b.erc.who).lower().replace(",", " ").split()
+        for word in {w for w in said if w.isalnum()}:
             expected = sorted(x.key for x in every
                               if word in (x.erc.what + " " + x.erc.who).lower().replace(",", " ").split()
                               or word in x.key.lower() or word in (x.target or "").lower()
@@ -287,12 +291,14 @@ def test_dump_has_no_index_and_restore_rebuilds_it(store: Store, backend: Callab
 
 def _store_before_search(backend: str, url: str, tmp: Path) -> None:
     """Make, at ``url``, a store of the schema before migration 6 holding two ARK bindings (raw SQL)."""
-    rows = [("ark", f"ark:{A}/fk4old", f"ark:{A}/fk4old", "https://example.org/old/1", "Old harbour chart",
-             '{"dc.subject":"Cartography"}', "public", A, "fk4"),
-            ("ark", f"ark:{A}/fk4older", f"ark:{A}/fk4older", None, "Older sketch", "{}", "reserved", A, "fk4")]
-    insert = ("INSERT INTO bindings (kind, key, text, target, erc_what, extra, status, naan, shoulder, created, "
-              "updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '2020-01-01T00:00:00.000000Z', "
+    old, older = f"ark:{A}/fk4old", f"ark:{A}/fk4older"
+    subject = '{"dc.subject":"Cartography"}'
+    rows = [("ark", old, old, "https://example.org/old/1", "Old harbour chart", subject, "public", A, "fk4"),
+            ("ark", older, older, None, "Older sketch", "{}", "reserved", A, "fk4")]
+    insert = ("INSERT INTO bindings (kind, key, text, target, erc_what, extra, status, naan, shoulder, "
+              "created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '2020-01-01T00:00:00.000000Z', "
               "'2020-01-01T00:00:00.000000Z')")  # fmt: skip
+    naan = "INSERT INTO naans (naan, name, created) VALUES (?, 'A', '2020-01-01T00:00:00.000000Z')"
     ddl = ("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
            "applied TEXT NOT NULL)")  # fmt: skip
     if backend == "sqlite":
@@ -303,7 +309,7 @@ def _store_before_search(backend: str, url: str, tmp: Path) -> None:
                 for statement in m.for_backend("sqlite"):
                     conn.execute(statement)
                 conn.execute("INSERT INTO schema_version VALUES (?, ?, 'old')", (m.version, m.name))
-        conn.execute("INSERT INTO naans (naan, name, created) VALUES (?, 'A', '2020-01-01T00:00:00.000000Z')", (A,))
+        conn.execute(naan, (A,))
         conn.executemany(insert, rows)
         conn.commit()
         conn.close()
@@ -317,7 +323,7 @@ def _store_before_search(backend: str, url: str, tmp: Path) -> None:
                 for statement in m.for_backend("postgresql"):
                     pg.execute(statement)
                 pg.execute("INSERT INTO schema_version VALUES (%s, %s, 'old')", (m.version, m.name))
-        pg.execute("INSERT INTO naans (naan, name, created) VALUES (%s, 'A', '2020-01-01T00:00:00.000000Z')", (A,))
+        pg.execute(naan.replace("?", "%s"), (A,))
         pg.cursor().executemany(insert.replace("?", "%s"), rows)
 
 

@@ -322,8 +322,8 @@ class SqlSearch:
             row = cur.fetchone()
             counts.append(int(row[0]) if row else 0)
         last = found[-1]
-        self._exec(cur, "SELECT sum(doc) FROM (SELECT doc FROM bindings_words_vocab WHERE term >= ? AND term < ? "
-                        "LIMIT 2000)", (last, last + _TOP))  # fmt: skip
+        self._exec(cur, "SELECT sum(doc) FROM (SELECT doc FROM bindings_words_vocab WHERE term >= ? "
+                        "AND term < ? LIMIT 2000)", (last, last + _TOP))  # fmt: skip
         counts.append(int(cur.fetchone()[0] or 0))
         return min(counts)
 
@@ -338,7 +338,8 @@ class SqlSearch:
         if len(counts) < len(grams):  # a trigram no row holds (or folded otherwise): the phrase decides
             return 0, "bindings_grams", '"' + target.replace('"', '""') + '"'
         rarest = sorted(grams, key=lambda g: (counts[g], g))[:3]
-        return counts[rarest[0]], "bindings_grams", " AND ".join('"' + g.replace('"', '""') + '"' for g in rarest)
+        match = " AND ".join('"' + g.replace('"', '""') + '"' for g in rarest)
+        return counts[rarest[0]], "bindings_grams", match
 
     def find_bindings(self, scope: Scope, search: Search) -> FoundPage:
         """One page of the ARK bindings ``scope`` allows that ``search`` finds (module docstring),
@@ -347,7 +348,9 @@ class SqlSearch:
         backwards = search.before is not None
         descending = search.descending != backwards  # a page before: read backwards, then turn round
         direction, key = ("DESC" if descending else "ASC"), self._key()
-        order = f"{key} {direction}" if search.sort == "key" else f"b.{search.sort} {direction}, {key} {direction}"
+        order = f"{key} {direction}"
+        if search.sort != "key":
+            order = f"b.{search.sort} {direction}, {order}"
         with self._transaction(write=False) as cur:
             source, clauses, params = self._filters(cur, scope, search)
             where = " AND ".join(clauses)
@@ -363,8 +366,8 @@ class SqlSearch:
                     value = self._cursor_value(cur, scope, search.sort, cursor)
                     clauses.append(f"(b.{search.sort} {sign} ? OR (b.{search.sort} = ? AND {key} {sign} ?))")
                     params += [value, value, cursor]
-            self._exec(cur, f"SELECT {_COLS} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order} LIMIT ?",
-                       [*params, search.limit + 1])  # fmt: skip
+            self._exec(cur, f"SELECT {_COLS} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order} "
+                            "LIMIT ?", [*params, search.limit + 1])  # fmt: skip
             rows = cur.fetchall()
         more = len(rows) > search.limit
         found = [binding_from_row(row) for row in rows[: search.limit]]
@@ -376,11 +379,12 @@ class SqlSearch:
 
     def _cursor_value(self, cur: Any, scope: Scope, column: str, key: str) -> str:
         """The ``column`` (a time) of the ARK ``key`` a page starts next to, which ``scope`` must allow."""
-        self._exec(cur, f"SELECT naan, shoulder, {column} FROM bindings WHERE kind = 'ark' AND key = ?", (key,))
+        self._exec(cur, f"SELECT naan, shoulder, {column} FROM bindings WHERE kind = 'ark' AND key = ?",
+                   (key,))  # fmt: skip
         row = cur.fetchone()
         if row is None or not scope.allows(row[0], row[1]):
-            raise StoreError(f"the ARK a page starts next to, {key[:80]!r}, is not there any more: start again "
-                             "from the first page")  # fmt: skip
+            raise StoreError(f"the ARK a page starts next to, {key[:80]!r}, is not there any more: "
+                             "start again from the first page")  # fmt: skip
         return str(row[2])
 
 

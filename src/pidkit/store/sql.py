@@ -72,7 +72,6 @@ from .records import (
     check_extra_name,
     check_text,
 )
-from .search import SqlSearch
 from .rows import (
     API_KEY_COLS,
     BINDING_COLS,
@@ -91,6 +90,7 @@ from .rows import (
     stored_time,
     time_from_stored,
 )
+from .search import SqlSearch
 
 #: Version of the schema this code expects (the highest migration shipped).
 _SCHEMA_VERSION_DDL: Final = (

@@ -235,8 +235,9 @@ def find(request: Request) -> Response:
         links.append(f'<a href="{esc(_find_url(search, after=found.bindings[-1].key))}" rel="next">'
                      "Next page</a>")  # fmt: skip
     nav = f'<nav aria-label="Pages"><p>{" · ".join(links)}</p></nav>' if links else ""
+    one = found.total == 1
     count = (f"More than {found.total:,} ARKs match" if found.capped
-             else f"{found.total:,} ARK{'' if found.total == 1 else 's'} match{'es' if found.total == 1 else ''}")
+             else f"{found.total:,} ARK{'' if one else 's'} match{'es' if one else ''}")
     count += f"; {len(found.bindings)} on this page." if found.total else "."
     body = form + (f'<section class="card"><h2>Results</h2><p class="muted" role="status">{esc(count)}</p>'
                    f"{table}{nav}</section>")  # fmt: skip
