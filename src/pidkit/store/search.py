@@ -36,6 +36,7 @@ Semantics, on both backends alike:
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -277,7 +278,11 @@ class SqlSearch:
             if value is not None:
                 clauses.append(f"b.{column} = ?")
                 params.append(value)
-        if prefix := search.prefix:  # a range of keys in code point order: the index's
+        # keys as ranges in code point order (the index's): the ARK asked for, and the scope's keys, which
+        # all begin ark:NAAN/SHOULDER (redundant with the conditions above, but it tells the planner where
+        # in key order the scope's rows are)
+        scoped = f"ark:{naan}/{shoulder or ''}" if naan is not None else ""
+        for prefix in _narrowest(search.prefix, scoped):
             clauses.append(f"{key} >= ? AND {key} < ?")
             params += [prefix, prefix + _TOP]
         target, found = search.target, words(search.text)
@@ -354,21 +359,26 @@ class SqlSearch:
         with self._transaction(write=False) as cur:
             source, clauses, params = self._filters(cur, scope, search)
             where = " AND ".join(clauses)
-            self._exec(cur, f"SELECT COUNT(*) FROM (SELECT 1 FROM {source} WHERE {where} LIMIT ?) t",
-                       [*params, COUNT_CAP + 1])  # fmt: skip
-            total = int(cur.fetchone()[0])
+            page_clauses, page_params = list(clauses), list(params)
             if cursor is not None:
                 sign = "<" if descending else ">"
                 if search.sort == "key":
-                    clauses.append(f"{key} {sign} ?")
-                    params.append(cursor)
+                    page_clauses.append(f"{key} {sign} ?")
+                    page_params.append(cursor)
                 else:
                     value = self._cursor_value(cur, scope, search.sort, cursor)
-                    clauses.append(f"(b.{search.sort} {sign} ? OR (b.{search.sort} = ? AND {key} {sign} ?))")
-                    params += [value, value, cursor]
-            self._exec(cur, f"SELECT {_COLS} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order} "
-                            "LIMIT ?", [*params, search.limit + 1])  # fmt: skip
+                    column = f"b.{search.sort}"
+                    page_clauses.append(f"({column} {sign} ? OR ({column} = ? AND {key} {sign} ?))")
+                    page_params += [value, value, cursor]
+            self._exec(cur, f"SELECT {_COLS} FROM {source} WHERE {' AND '.join(page_clauses)} "
+                            f"ORDER BY {order} LIMIT ?", [*page_params, search.limit + 1])  # fmt: skip
             rows = cur.fetchall()
+            if cursor is None and len(rows) <= search.limit:
+                total = len(rows)  # the first page holds every match: nothing more to count
+            else:
+                self._exec(cur, f"SELECT COUNT(*) FROM (SELECT 1 FROM {source} WHERE {where} LIMIT ?) t",
+                           [*params, COUNT_CAP + 1])  # fmt: skip
+                total = int(cur.fetchone()[0])
         more = len(rows) > search.limit
         found = [binding_from_row(row) for row in rows[: search.limit]]
         if backwards:
@@ -386,6 +396,19 @@ class SqlSearch:
             raise StoreError(f"the ARK a page starts next to, {key[:80]!r}, is not there any more: "
                              "start again from the first page")  # fmt: skip
         return str(row[2])
+
+
+def _narrowest(*prefixes: str) -> list[str]:
+    """The key prefixes that say as much as ``prefixes`` do: the longest when each begins the next,
+    else all of them (which no key has at once).
+
+    >>> _narrowest("ark:99999/fk4x", "ark:99999/"), _narrowest("", "ark:99999/"), _narrowest("a", "b")
+    (['ark:99999/fk4x'], ['ark:99999/'], ['a', 'b'])
+    """
+    given = sorted({p for p in prefixes if p}, key=len)
+    if all(longer.startswith(shorter) for shorter, longer in itertools.pairwise(given)):
+        return given[-1:]
+    return given
 
 
 def _like(value: str) -> str:
