@@ -69,9 +69,11 @@ _NAAN_ONLY: Final = re.compile(r"(?:(?:https?://[^/]+/)?ark:/?)?([0-9a-z]+)(/?)"
 #: The highest code point: a key prefix ``p`` holds the keys in ``[p, p + _TOP)`` (binary order).
 _TOP: Final = "\U0010ffff"
 _COLS: Final = ", ".join(f"b.{c}" for c in BINDING_COLUMNS)
-#: SQLite: a full-text condition estimated to hold at most this many rows drives the search (its rows
-#: read first, then their bindings); more, and the bindings are read in the order asked, each checked.
-_DRIVE: Final = 30_000
+#: SQLite: a full-text condition holding at most this many rows drives the page (its rows read first,
+#: then their bindings, then sorted); more, and the bindings are read in the order asked, each checked
+#: against the condition's rows (read once) until the page is full.  A count is always driven by the
+#: rarer condition.
+_DRIVE: Final = 2_000
 
 
 def _term(value: str, name: str) -> str:
@@ -252,6 +254,18 @@ class FoundPage:
     later: bool
 
 
+@dataclass(slots=True)
+class _Query:
+    """A query being built: its FROM and its WHERE conditions, each with its parameters."""
+
+    source: str
+    conditions: list[tuple[str, list[Any]]]
+
+    def where(self) -> tuple[str, list[Any]]:
+        """The WHERE clause and its parameters, in order."""
+        return " AND ".join(c for c, _ in self.conditions), [p for _, ps in self.conditions for p in ps]
+
+
 class SqlSearch:
     """:meth:`find_bindings` for :class:`~pidkit.store.sql.SqlStore` (a mixin)."""
 
@@ -268,83 +282,74 @@ class SqlSearch:
         whatever the database's collation; SQLite's BINARY)."""
         return 'b.key COLLATE "C"' if self.backend == "postgresql" else "b.key"
 
-    def _filters(self, cur: Any, scope: Scope, search: Search) -> tuple[str, list[str], list[Any]]:
-        """The FROM and the WHERE conditions (over ``bindings b``) of ``search`` in ``scope``, and their
-        parameters (those of FROM first)."""
+    def _filters(
+        self, cur: Any, scope: Scope, search: Search, *, after: str | None, before: str | None
+    ) -> tuple[_Query, _Query]:
+        """The page's query and the count's (FROM, WHERE conditions over ``bindings b``, parameters) of
+        ``search`` in ``scope``: the same rows, each read the way that suits it; the page's keys after
+        ``after`` and before ``before`` too (a page by key)."""
         postgres, key = self.backend == "postgresql", self._key()
-        source, clauses, params = "bindings b", ["b.kind = 'ark'"], []
+        common: list[tuple[str, list[Any]]] = [("b.kind = 'ark'", [])]
         naan, shoulder = scope.narrowest()
         for column, value in (("naan", naan), ("shoulder", shoulder), ("status", search.status)):
             if value is not None:
-                clauses.append(f"b.{column} = ?")
-                params.append(value)
-        # keys as ranges in code point order (the index's): the ARK asked for, and the scope's keys, which
-        # all begin ark:NAAN/SHOULDER (redundant with the conditions above, but it tells the planner where
-        # in key order the scope's rows are)
+                common.append((f"b.{column} = ?", [value]))
+        if search.since is not None:
+            common.append((f"b.{search.on} >= ?", [_day_start(search.since)]))
+        if search.until is not None:
+            common.append((f"b.{search.on} < ?", [_day_start(search.until + _dt.timedelta(days=1))]))
+        # keys as ranges in code point order (the index's): the ARK asked for, and for the page the
+        # scope's keys, which all begin ark:NAAN/SHOULDER (redundant with the conditions above, but it
+        # tells the planner where in key order the scope's rows are; SQLite counts them faster by the
+        # NAAN's index, without it)
         scoped = f"ark:{naan}/{shoulder or ''}" if naan is not None else ""
-        for prefix in _narrowest(search.prefix, scoped):
-            clauses.append(f"{key} >= ? AND {key} < ?")
-            params += [prefix, prefix + _TOP]
+        ranged = _narrowest(search.prefix, scoped)
+        page = _Query("bindings b", common + _key_range(key, ranged, after, before))
+        counted = ranged if postgres else _narrowest(search.prefix)
+        count = _Query("bindings b", common + _key_range(key, counted))
         target, found = search.target, words(search.text)
         if postgres:
-            if target:
-                clauses.append("b.target ILIKE ? ESCAPE '\\'")
-                params.append("%" + _like(target) + "%")
-            if found:
-                clauses.append("b.search @@ to_tsquery('simple', ?)")
-                params.append(" & ".join(found) + ":*")
-        else:
-            fts = []  # (estimated rows, FTS5 table, its MATCH query)
-            if found:
-                fts.append((self._words_estimate(cur, found), "bindings_words",
-                            " ".join(f'"{w}"' for w in found) + "*"))  # fmt: skip
-            if len(target) >= 3:  # the trigram index narrows, LIKE (ASCII case folded) decides
-                fts.append(self._grams_query(cur, target))
-            for i, (estimate, table, match) in enumerate(sorted(fts)):
-                if i == 0 and estimate <= _DRIVE:  # few rows: read them from the index, then the bindings
-                    source = f"{table} CROSS JOIN bindings b"
-                    clauses += [f"{table} MATCH ?", f"b.rowid = {table}.rowid"]
-                else:
-                    clauses.append(f"b.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)")
-                params.append(match)
-            if target:
-                clauses.append("b.target LIKE ? ESCAPE '\\'")
-                params.append("%" + _like(target) + "%")
-        if search.since is not None:
-            clauses.append(f"b.{search.on} >= ?")
-            params.append(_day_start(search.since))
-        if search.until is not None:
-            clauses.append(f"b.{search.on} < ?")
-            params.append(_day_start(search.until + _dt.timedelta(days=1)))
-        return source, clauses, params
+            for query in (page, count):
+                if target:
+                    query.conditions.append(("b.target ILIKE ? ESCAPE '\\'", ["%" + _like(target) + "%"]))
+                if found:
+                    tsquery = " & ".join(found) + ":*"
+                    query.conditions.append(("b.search @@ to_tsquery('simple', ?)", [tsquery]))
+            return page, count
+        fts = []  # (rows it holds, up to a cap; FTS5 table; its MATCH query)
+        if found:
+            match = " ".join(f'"{w}"' for w in found) + "*"
+            fts.append((self._fts_rows(cur, "bindings_words", match, _DRIVE), "bindings_words", match))
+        if len(target) >= 3:  # the trigram index narrows, LIKE (ASCII case folded) decides
+            fts.append(self._grams_query(cur, target))
+        fts.sort()
+        for i, (rows, table, match) in enumerate(fts):
+            for query, drives in ((page, i == 0 and rows <= _DRIVE), (count, i == 0)):
+                if drives:  # read the index's rows first, then their bindings
+                    query.source = f"{table} CROSS JOIN bindings b"
+                    query.conditions += [(f"{table} MATCH ?", [match]), (f"b.rowid = {table}.rowid", [])]
+                elif table == "bindings_words":  # read the bindings in the order asked, each checked
+                    query.conditions.append((f"b.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)",
+                                             [match]))  # fmt: skip
+                # (a target's trigrams only narrow: when they do not drive, its LIKE alone decides)
+        if target:
+            for query in (page, count):
+                query.conditions.append(("b.target LIKE ? ESCAPE '\\'", ["%" + _like(target) + "%"]))
+        return page, count
 
-    def _words_estimate(self, cur: Any, found: list[str]) -> int:
-        """At most how many ARK bindings hold all of ``found`` (the last as a prefix): the fewest holding
-        one of them (SQLite's vocabulary table; a prefix's rows summed over its first words)."""
-        counts = []
-        for word in found[:-1]:
-            self._exec(cur, "SELECT doc FROM bindings_words_vocab WHERE term = ?", (word,))
-            row = cur.fetchone()
-            counts.append(int(row[0]) if row else 0)
-        last = found[-1]
-        self._exec(cur, "SELECT sum(doc) FROM (SELECT doc FROM bindings_words_vocab WHERE term >= ? "
-                        "AND term < ? LIMIT 2000)", (last, last + _TOP))  # fmt: skip
-        counts.append(int(cur.fetchone()[0] or 0))
-        return min(counts)
+    def _fts_rows(self, cur: Any, table: str, match: str, cap: int) -> int:
+        """How many rows of the FTS5 ``table`` ``match`` finds, counted up to ``cap`` + 1 (a bounded
+        read: FTS5 reads its lists as far as asked)."""
+        self._exec(cur, f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?) t",
+                   (match, cap + 1))  # fmt: skip
+        return int(cur.fetchone()[0])
 
     def _grams_query(self, cur: Any, target: str) -> tuple[int, str, str]:
-        """``(estimated rows, table, MATCH query)`` for a target substring of 3 or more characters: the
-        3 rarest of its trigrams, all required (a phrase of all of them reads every trigram's rows)."""
-        text = target.lower()
-        grams = sorted({text[i : i + 3] for i in range(len(text) - 2)})
-        marks = ", ".join("?" * len(grams))
-        self._exec(cur, f"SELECT term, doc FROM bindings_grams_vocab WHERE term IN ({marks})", grams)
-        counts = {term: int(doc) for term, doc in cur.fetchall()}
-        if len(counts) < len(grams):  # a trigram no row holds (or folded otherwise): the phrase decides
-            return 0, "bindings_grams", '"' + target.replace('"', '""') + '"'
-        rarest = sorted(grams, key=lambda g: (counts[g], g))[:3]
-        match = " AND ".join('"' + g.replace('"', '""') + '"' for g in rarest)
-        return counts[rarest[0]], "bindings_grams", match
+        """``(rows, table, MATCH query)`` for a target substring of 3 or more characters: four of its
+        trigrams, all required — those most likely to be rare in URLs (:func:`_rare_grams`), since a
+        phrase of every trigram reads every trigram's rows, the most common ones too ("htt", "com")."""
+        match = " AND ".join(_quoted(g) for g in _rare_grams(target))
+        return self._fts_rows(cur, "bindings_grams", match, _DRIVE), "bindings_grams", match
 
     def find_bindings(self, scope: Scope, search: Search) -> FoundPage:
         """One page of the ARK bindings ``scope`` allows that ``search`` finds (module docstring),
@@ -356,28 +361,27 @@ class SqlSearch:
         order = f"{key} {direction}"
         if search.sort != "key":
             order = f"b.{search.sort} {direction}, {order}"
+        by_key = cursor if search.sort == "key" else None
         with self._transaction(write=False) as cur:
-            source, clauses, params = self._filters(cur, scope, search)
-            where = " AND ".join(clauses)
-            page_clauses, page_params = list(clauses), list(params)
+            page, count = self._filters(cur, scope, search, after=None if descending else by_key,
+                                        before=by_key if descending else None)  # fmt: skip
             if cursor is not None:
                 sign = "<" if descending else ">"
-                if search.sort == "key":
-                    page_clauses.append(f"{key} {sign} ?")
-                    page_params.append(cursor)
-                else:
+                if search.sort != "key":
                     value = self._cursor_value(cur, scope, search.sort, cursor)
                     column = f"b.{search.sort}"
-                    page_clauses.append(f"({column} {sign} ? OR ({column} = ? AND {key} {sign} ?))")
-                    page_params += [value, value, cursor]
-            self._exec(cur, f"SELECT {_COLS} FROM {source} WHERE {' AND '.join(page_clauses)} "
-                            f"ORDER BY {order} LIMIT ?", [*page_params, search.limit + 1])  # fmt: skip
+                    page.conditions.append((f"({column} {sign} ? OR ({column} = ? AND {key} {sign} ?))",
+                                            [value, value, cursor]))  # fmt: skip
+            where, params = page.where()
+            self._exec(cur, f"SELECT {_COLS} FROM {page.source} WHERE {where} ORDER BY {order} LIMIT ?",
+                       [*params, search.limit + 1])  # fmt: skip
             rows = cur.fetchall()
             if cursor is None and len(rows) <= search.limit:
                 total = len(rows)  # the first page holds every match: nothing more to count
             else:
-                self._exec(cur, f"SELECT COUNT(*) FROM (SELECT 1 FROM {source} WHERE {where} LIMIT ?) t",
-                           [*params, COUNT_CAP + 1])  # fmt: skip
+                where, params = count.where()
+                self._exec(cur, f"SELECT COUNT(*) FROM (SELECT 1 FROM {count.source} WHERE {where} "
+                                "LIMIT ?) t", [*params, COUNT_CAP + 1])  # fmt: skip
                 total = int(cur.fetchone()[0])
         more = len(rows) > search.limit
         found = [binding_from_row(row) for row in rows[: search.limit]]
@@ -398,6 +402,30 @@ class SqlSearch:
         return str(row[2])
 
 
+def _key_range(
+    key: str, prefixes: list[str], after: str | None = None, before: str | None = None
+) -> list[tuple[str, list[Any]]]:
+    """The conditions on ``key`` (an SQL expression) for keys beginning with each of ``prefixes``, after
+    ``after`` and before ``before``: one range, so that the planner has a single lower and a single
+    upper bound to seek to.
+
+    >>> _key_range("k", ["ark:9/"], after="ark:9/x")
+    [('k > ?', ['ark:9/x']), ('k < ?', ['ark:9/\U0010ffff'])]
+    >>> _key_range("k", ["a", "b"]), _key_range("k", [], before="z")
+    ([('1 = 0', [])], [('k < ?', ['z'])])
+    """
+    if len(prefixes) > 1:
+        return [("1 = 0", [])]  # keys cannot begin with two prefixes neither of which begins the other
+    low: tuple[str, str] | None = (">=", prefixes[0]) if prefixes else None
+    high = prefixes[0] + _TOP if prefixes else None
+    if after is not None and (low is None or after >= low[1]):
+        low = (">", after)
+    if before is not None and (high is None or before < high):
+        high = before
+    out: list[tuple[str, list[Any]]] = [] if low is None else [(f"{key} {low[0]} ?", [low[1]])]
+    return out + ([] if high is None else [(f"{key} < ?", [high])])
+
+
 def _narrowest(*prefixes: str) -> list[str]:
     """The key prefixes that say as much as ``prefixes`` do: the longest when each begins the next,
     else all of them (which no key has at once).
@@ -409,6 +437,31 @@ def _narrowest(*prefixes: str) -> list[str]:
     if all(longer.startswith(shorter) for shorter, longer in itertools.pairwise(given)):
         return given[-1:]
     return given
+
+
+def _rare_grams(text: str, n: int = 4) -> list[str]:
+    """The ``n`` trigrams of ``text`` most likely to be rare in URLs: those with the most digits and
+    other characters than lower-case letters and ``/.:-``, then the later ones (names and numbers end
+    a URL, hosts begin it).
+
+    >>> _rare_grams("https://example.org/maps/00012")
+    ['012', '001', '000', '/00']
+    """
+    grams = {text[i : i + 3]: i for i in range(len(text) - 2)}
+
+    def rarity(gram: str) -> tuple[int, int]:
+        return sum(2 if c.isdigit() else 0 if c.islower() or c in "/.:-" else 1 for c in gram), grams[gram]
+
+    return sorted(grams, key=rarity, reverse=True)[:n]
+
+
+def _quoted(text: str) -> str:
+    """``text`` as an FTS5 string (double quotes doubled).
+
+    >>> _quoted('a"b')
+    '"a""b"'
+    """
+    return '"' + text.replace('"', '""') + '"'
 
 
 def _like(value: str) -> str:
