@@ -287,6 +287,14 @@ def test_dump_has_no_index_and_restore_rebuilds_it(store: Store, backend: Callab
         assert again.getvalue().splitlines()[1:] == text.splitlines()[1:]
         copy.bind(f"ark:{A}/fk4two", erc={"what": "Comet atlas"})
         assert keys(copy, text="comet") == [f"ark:{A}/fk4two"] and keys(copy, text="star atlas") == []
+        copy.bind(f"ark:{A}/fk4new", "https://example.org/new", erc=Erc(what="Comet tail"))  # indexed again
+        assert keys(copy, text="comet") == [f"ark:{A}/fk4new", f"ark:{A}/fk4two"]
+        # a merge adds the dump's missing rows, indexed, and leaves the index of the rows there alone
+        copy.delete("ark", f"ark:{A}/b5four")
+        report = copy.restore(io.StringIO(text), merge=True)
+        assert report.restored["bindings"] == 1
+        assert keys(copy, text="draft survey") == [f"ark:{A}/b5four"]
+        assert keys(copy, text="comet") == [f"ark:{A}/fk4new", f"ark:{A}/fk4two"]
 
 
 def _store_before_search(backend: str, url: str, tmp: Path) -> None:

@@ -1186,7 +1186,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         order = {t.name: i for i, t in enumerate(TABLES)}
         restored = dict.fromkeys(order, 0)
         seen = dict.fromkeys(order, 0)
-        with self._transaction(write=True) as cur:
+        with self._transaction(write=True) as cur, self._bulk_insert(cur):
             self._lock_migrations(cur)
             if not merge:
                 for table in TABLES:
@@ -1227,6 +1227,13 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             skipped = {t: seen[t] - restored[t] for t in seen}
             restored["history"] += self._adopt(cur)
         return RestoreReport(restored, skipped)
+
+    @contextmanager
+    def _bulk_insert(self, cur: Cursor) -> Iterator[None]:
+        """Around many bindings inserted in the transaction of ``cur`` (a restore): what keeps an index of
+        the backend's in step may do it once at the end instead of row by row (SQLite's full-text index,
+        :meth:`~pidkit.store.sqlite.SqliteStore._bulk_insert`); here, nothing."""
+        yield
 
     def _adopt(self, cur: Cursor) -> int:
         """Give every binding without history one ``adopt`` row (principal ``system:restore``), as
