@@ -369,3 +369,37 @@ def test_sqlite_vacuum_keeps_the_index_in_step(tmp_path: Path) -> None:
         for i in range(1, 40, 2):
             assert keys(s, text=f"word{i:02d}") == [f"ark:{A}/fk4v{i:02d}"]
         assert keys(s, text="word00") == []
+
+
+def test_postgres_without_pg_trgm_still_finds_targets(postgres_url: str) -> None:
+    """A database user who may not create pg_trgm: migration 6 still succeeds (a WARNING, no trigram
+    index) and a target search gives the same answers, unindexed.  A fresh database (the extension is
+    database-wide) and a role that may create tables in its own schema only."""
+    import secrets as _secrets
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"pidkit_test_{_secrets.token_hex(4)}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {name} LOGIN")
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        with psycopg.connect(make_conninfo(postgres_url, dbname=name), autocommit=True) as admin:
+            admin.execute(f"CREATE SCHEMA {name} AUTHORIZATION {name}")
+        params = conninfo_to_dict(postgres_url)
+        url = (f"postgresql://{name}@{params.get('host', '127.0.0.1')}:{params.get('port', 5432)}/{name}"
+               f"?options=-csearch_path%3D{name}")  # fmt: skip
+        with open_store(url) as s:
+            _populate(s)
+            assert keys(s, target="maps/") == ["ark:99999/b5three", "ark:99999/fk4two"]
+            assert keys(s, text="harbour berg") == ["ark:99999/fk4one"]
+        with psycopg.connect(make_conninfo(postgres_url, dbname=name)) as conn:
+            assert conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'").fetchone() is None
+            indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s",
+                                                  (name,))}  # fmt: skip
+            assert "bindings_search" in indexes and "bindings_target_grams" not in indexes
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            admin.execute(f"DROP ROLE IF EXISTS {name}")
