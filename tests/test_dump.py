@@ -97,8 +97,11 @@ def _columns(url: str, table: str) -> list[tuple[str, bool]]:
 
     with psycopg.connect(url) as conn:
         found = conn.execute(
+            # a generated column (the bindings' full-text tsvector, migration 6) is the database's to
+            # compute, never a dump's to carry
             "SELECT column_name, is_nullable = 'YES' FROM information_schema.columns "
-            "WHERE table_schema = current_schema() AND table_name = %s ORDER BY ordinal_position",
+            "WHERE table_schema = current_schema() AND table_name = %s AND is_generated = 'NEVER' "
+            "ORDER BY ordinal_position",
             (table,),
         ).fetchall()
     return [(r[0], bool(r[1])) for r in found]

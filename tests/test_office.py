@@ -439,20 +439,90 @@ def test_find_by_prefix_target_text_and_status(office: tuple[TestClient, Store])
     assert r.status_code == 200 and SCRIPT not in r.text
 
 
+def _listed(html: str) -> list[str]:
+    return re.findall(r'<a class="mono" href="/office/id\?ark=[^"]+">([^<]+)</a>', html)
+
+
+def _link(html: str, name: str) -> str | None:
+    found = re.search(rf'<a href="(/office/find\?[^"]+)"(?: rel="\w+")?>{name}</a>', html)
+    return found[1].replace("&amp;", "&") if found else None
+
+
 def test_find_pages_with_shareable_urls(office: tuple[TestClient, Store]) -> None:
     client, store = office
     sign_in(client, "carl")  # shoulder b5 of 99999
     for i in range(55):
         store.bind(f"ark:99999/b5p{i:02d}", f"https://example.org/p/{i}")
     first = client.get("/office/find", params={"target": "/p/"})
-    found = re.findall(r'<a class="mono" href="/office/id\?ark=[^"]+">([^<]+)</a>', first.text)
+    found = _listed(first.text)
     assert len(found) == 50 and found[0] == "ark:99999/b5p00"
-    nxt = re.search(r'<a href="(/office/find\?[^"]+)">Next page</a>', first.text)
-    assert nxt is not None
-    second = client.get(nxt[1].replace("&amp;", "&"))
-    rest = re.findall(r'<a class="mono" href="/office/id\?ark=[^"]+">([^<]+)</a>', second.text)
-    assert rest == [f"ark:99999/b5p{i:02d}" for i in range(50, 55)] and "Next page" not in second.text
-    # carl's scope is shoulder b5: the fk4 ARKs are not found
+    assert "55 ARKs match; 50 on this page." in first.text
+    assert _link(first.text, "Previous page") is None and _link(first.text, "First page") is None
+    nxt = _link(first.text, "Next page")
+    assert nxt is not None and "target=%2Fp%2F" in nxt  # the search travels with the page
+    second = client.get(nxt)
+    assert _listed(second.text) == [f"ark:99999/b5p{i:02d}" for i in range(50, 55)]
+    assert _link(second.text, "Next page") is None and "55 ARKs match; 5 on this page." in second.text
+    prev = _link(second.text, "Previous page")
+    assert prev is not None and _listed(client.get(prev).text) == found
+    assert _link(second.text, "First page") == "/office/find?target=%2Fp%2F"
+    # sorted by creation, newest first, and the page after that too
+    newest = client.get("/office/find", params={"target": "/p/", "sort": "created", "order": "desc"})
+    assert _listed(newest.text) == [f"ark:99999/b5p{i:02d}" for i in range(54, 4, -1)]
+    rest = client.get(str(_link(newest.text, "Next page")))
+    assert _listed(rest.text) == [f"ark:99999/b5p{i:02d}" for i in range(4, -1, -1)]
+    # carl's scope is shoulder b5: the fk4 ARKs are not found, nor counted
     page = client.get("/office/find", params={"ark": "ark:99999/"}).text
-    listed = re.findall(r'<a class="mono" href="/office/id\?ark=[^"]+">([^<]+)</a>', page)
+    listed = _listed(page)
     assert listed and all(k.startswith("ark:99999/b5") for k in listed)
+    b5 = sum(n for (shoulder, _), n in store.status_counts("99999").items() if shoulder == "b5")
+    assert b5 >= 55 and f"{b5} ARKs match; 50 on this page." in page
+
+
+def test_find_dates_sorting_and_errors(office: tuple[TestClient, Store]) -> None:
+    client, _ = office
+    sign_in(client, "ann")
+    today = _dt.datetime.now(_dt.UTC).date().isoformat()
+    query = {"from": today, "until": today, "on": "created", "status": "reserved"}
+    r = client.get("/office/find", params=query)
+    assert r.status_code == 200 and _listed(r.text) == ["ark:99999/fk4res"]
+    assert f'value="{today}"' in r.text and 'type="date"' in r.text
+    r = client.get("/office/find", params={"from": "2099-01-01"})
+    assert r.status_code == 200 and "No ARK matches." in r.text and "0 ARKs match." in r.text
+    for query, said in (({"from": "2024-02-30"}, "from: &#x27;2024-02-30&#x27; is not a date"),
+                        ({"until": "tomorrow"}, "until: &#x27;tomorrow&#x27; is not a date (YYYY-MM-DD)"),
+                        ({"from": "2024-05-02", "until": "2024-05-01"},
+                         "from 2024-05-02 is after until 2024-05-01"),
+                        ({"status": "lost"}, "status: &#x27;lost&#x27; is not one of"),
+                        ({"sort": "title"}, "sort: &#x27;title&#x27; is not one of"),
+                        ({"order": "sideways"}, "order: &#x27;sideways&#x27; is not"),
+                        ({"sort": "updated", "after": "ark:99999/nothere"}, "is not there any more"),
+                        ({"text": "x" * 1001}, "at most 1000 characters")):  # fmt: skip
+        r = client.get("/office/find", params=query)
+        assert r.status_code == 400 and 'role="alert"' in r.text, query
+        assert said in r.text, (query, r.text[:3000])
+        _labels_on_every_field(r.text, "find")
+    r = client.get("/office/find", params={"from": SCRIPT, "text": SCRIPT, "ark": SCRIPT, "target": SCRIPT})
+    assert r.status_code == 400 and SCRIPT not in r.text and "&lt;script&gt;" in r.text
+    r = client.get("/office/find", params={"after": SCRIPT, "before": SCRIPT})
+    assert r.status_code == 400 and SCRIPT not in r.text
+    found = client.get("/office/find", params={"text": "rhythm"}).text
+    assert re.findall(r"<script[^>]*>", found) == ['<script src="/static/office.js" defer>']  # only pidkit's own
+
+
+def test_find_never_shows_nor_counts_another_naans_ids(office: tuple[TestClient, Store]) -> None:
+    client, _ = office
+    sign_in(client, "ann")
+    for query in ({"ark": f"ark:/{OTHER}/"}, {"ark": f"ark:{OTHER}/x5secret"}, {"text": "unpublished"},
+                  {"text": "B's"}, {"status": "reserved"}, {"target": "example.org/b"}, {}):  # fmt: skip
+        r = client.get("/office/find", params={**query, "sort": "updated"})
+        results = r.text.split("<h2>Results</h2>", 1)[1]  # the form above repeats the query
+        assert r.status_code == 200 and OTHER not in results and "unpublished" not in results, query
+        assert f"{len(_listed(results))} ARK" in results
+    # a page cursor naming B's id is "not there", not a page of A's ids after B's time
+    r = client.get("/office/find", params={"sort": "updated", "after": f"ark:{OTHER}/x5secret"})
+    assert r.status_code == 400 and "not there any more" in r.text
+    client.cookies.clear()
+    sign_in(client, "bob")
+    r = client.get("/office/find", params={"text": "unpublished"})
+    assert _listed(r.text) == [f"ark:{OTHER}/x5secret"] and "1 ARK matches" in r.text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import html
 import io
 import json
 import os
@@ -22,6 +23,7 @@ from httpx2 import Response
 from _webutil import Seeded
 from pidkit.store import Erc, ImportRejectedError, Store, parse_import_line
 from pidkit.store.csvformat import read_csv_records
+from pidkit.web import officeimport
 from test_office import OTHER, office_app, sign_in
 
 pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded
@@ -243,6 +245,25 @@ def test_export_search_results(office: Office) -> None:
     expected = {b.key for b in store.list_bindings("99999", limit=1000) if b.status == "reserved"}
     assert keys == expected and keys
     assert r.headers["content-disposition"] == 'attachment; filename="ark-search.jsonl"'
+
+
+def test_find_links_to_the_export_of_every_page(office: Office, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Find page offers its results as a download; the download holds every page of them (here
+    pages of 2), sorted and filtered as the search is, and a wrong field is refused before it starts."""
+    client, store = office
+    sign_in(client, "ann")
+    monkeypatch.setattr(officeimport, "_PAGE", 2)
+    search = {"ark": "ark:/99999/", "sort": "key", "order": "desc", "until": "2999-12-31"}
+    page = client.get("/office/find", params=search).text
+    link = re.search(r'href="(/office/export/search\?[^"]*format=jsonl)"', page)
+    assert link is not None, page
+    r = client.get(html.unescape(link[1]))
+    assert r.status_code == 200
+    keys = [json.loads(x)["key"] for x in r.text.splitlines()]
+    expected = sorted((b.key for b in store.list_bindings("99999", limit=1000)), reverse=True)
+    assert keys == expected and len(keys) > 2
+    r = client.get("/office/export/search", params={"from": "2024-13-01", "format": "csv"})
+    assert r.status_code == 400 and "from" in r.text and "content-disposition" not in r.headers
 
 
 # -- EZID downloads ----------------------------------------------------------------------------------

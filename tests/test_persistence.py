@@ -294,7 +294,7 @@ def test_sqlite_history_triggers_exist(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     conn.close()
-    assert names == {"history_no_update", "history_no_delete"}
+    assert {"history_no_update", "history_no_delete"} <= names  # (the others keep the search index)
 
 
 def test_the_longest_key_the_bindings_take_gets_its_history(store: Store) -> None:

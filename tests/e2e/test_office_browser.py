@@ -118,7 +118,7 @@ def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str, t
             check("withdrawn")
 
             page.get_by_role("link", name="Find").click()
-            page.get_by_label("ARK begins with").fill(ark)
+            page.get_by_label("ARK or its beginning").fill(ark)
             page.get_by_label("Status").select_option("unavailable")
             page.get_by_role("button", name="Find").click()
             page.wait_for_url("**/office/find?*")

@@ -52,6 +52,7 @@ from .records import (
     erc_changes,
 )
 from .redirects import UnsafeLocationError, validate_target
+from .search import FoundPage, Search
 from .urls import DEFAULT_URL, default_url, redact_url, sqlite_path
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "BindingChange",
     "Erc",
     "ErcChange",
+    "FoundPage",
     "HistoryEntry",
     "ImportRejectedError",
     "ImportReport",
@@ -78,6 +80,7 @@ __all__ = [
     "Resolution",
     "RestoreReport",
     "Scope",
+    "Search",
     "SessionInfo",
     "Status",
     "Store",

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     import datetime as _dt
 
     from .changes import BindingChange
+    from .search import FoundPage, Search
 
 __all__ = ["DEFAULT_BATCH", "IMPORTED", "LookupMode", "Store"]
 
@@ -508,14 +509,12 @@ class Store(abc.ABC):
     def end_sessions(self, name: str) -> int:
         """Revoke every session of user ``name`` (sign out everywhere); return how many."""
 
-    # -- the back office's dashboard and search (:mod:`pidkit.store.overview`) -----------------------
+    # -- the back office's search (:mod:`pidkit.store.search`) and dashboard (:mod:`.overview`) ------
     @abc.abstractmethod
-    def find_bindings(
-        self, scope: Scope, *, prefix: str = "", target: str = "", text: str = "", status: str | None = None,
-        after: str | None = None, limit: int = 50,
-    ) -> list[Binding]:
-        """One page of the ARK bindings ``scope`` allows, in key order after ``after``, whose key starts
-        with ``prefix``, target contains ``target``, metadata contains ``text``, of ``status``."""
+    def find_bindings(self, scope: Scope, search: Search) -> FoundPage:
+        """One page of the ARK bindings ``scope`` allows that ``search`` finds (ARK prefix in any
+        spelling, target substring, metadata words, status, date range; sorted; keyset pages), with the
+        count of all of them (exact up to :data:`~pidkit.store.search.COUNT_CAP`)."""
 
     @abc.abstractmethod
     def status_counts(self, naan: str) -> dict[tuple[str | None, str], int]:

@@ -90,6 +90,7 @@ from .rows import (
     stored_time,
     time_from_stored,
 )
+from .search import SqlSearch
 
 #: Version of the schema this code expects (the highest migration shipped).
 _SCHEMA_VERSION_DDL: Final = (
@@ -239,7 +240,7 @@ def _hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-class SqlStore(SqlAccounts, SqlOverview, Store):
+class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     """The shared SQL implementation; subclasses provide the connection handling."""
 
     def __init__(self) -> None:
@@ -1212,7 +1213,7 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
         order = {t.name: i for i, t in enumerate(TABLES)}
         restored = dict.fromkeys(order, 0)
         seen = dict.fromkeys(order, 0)
-        with self._transaction(write=True) as cur:
+        with self._transaction(write=True) as cur, self._bulk_insert(cur):
             self._lock_migrations(cur)
             if not merge:
                 for table in TABLES:
@@ -1253,6 +1254,13 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
             skipped = {t: seen[t] - restored[t] for t in seen}
             restored["history"] += self._adopt(cur)
         return RestoreReport(restored, skipped)
+
+    @contextmanager
+    def _bulk_insert(self, cur: Cursor) -> Iterator[None]:
+        """Around many bindings inserted in the transaction of ``cur`` (a restore): what keeps an index of
+        the backend's in step may do it once at the end instead of row by row (SQLite's full-text index,
+        :meth:`~pidkit.store.sqlite.SqliteStore._bulk_insert`); here, nothing."""
+        yield
 
     def _adopt(self, cur: Cursor) -> int:
         """Give every binding without history one ``adopt`` row (principal ``system:restore``), as

@@ -111,6 +111,10 @@ def file_id(path: str) -> FileId | None:
     return (st.st_dev, st.st_ino)
 
 
+#: The trigger of migration 6 that indexes an inserted binding for Find (:meth:`SqliteStore._bulk_insert`).
+_INSERT_TRIGGER: Final = "bindings_search_insert"
+
+
 class SqliteStore(SqlStore):
     """A store in a SQLite file (or ``":memory:"``)."""
 
@@ -140,6 +144,27 @@ class SqliteStore(SqlStore):
         except BaseException:
             self._conn.close()
             raise
+
+    @contextmanager
+    def _bulk_insert(self, cur: Cursor) -> Iterator[None]:
+        """Fill the full-text index (migration 6) once for the bindings inserted inside, not row by row:
+        the insert trigger is dropped in this transaction, the new rows (rowids above the highest there
+        was) are indexed by two statements at the end, and the trigger is made again from its own text —
+        all or nothing with the rest of the transaction (an error rolls the DDL back with it).  About ten
+        times faster than the trigger for a restore."""
+        cur.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (_INSERT_TRIGGER,))
+        found = cur.fetchone()
+        if found is None:  # a store of an older schema being migrated: nothing to defer
+            yield
+            return
+        cur.execute("SELECT coalesce(max(rowid), 0) FROM bindings")
+        (highest,) = cur.fetchone()
+        cur.execute(f"DROP TRIGGER {_INSERT_TRIGGER}")
+        yield
+        for table, column in (("bindings_words", "doc"), ("bindings_grams", "target")):
+            cur.execute(f"INSERT INTO {table} (rowid, {column}) SELECT rid, {column} "
+                        "FROM bindings_search_doc WHERE rid > ?", (highest,))  # fmt: skip
+        cur.execute(found[0])
 
     def _connect(self, *, create: bool = False) -> sqlite3.Connection:
         """A connection to the store's file; only the first one may create it (``mode=rwc``), the

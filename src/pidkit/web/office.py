@@ -18,7 +18,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from ..errors import PidkitError
-from ..store import Binding, HistoryEntry, MinterInfo, Principal, Status, Store, User
+from ..store import Binding, HistoryEntry, MinterInfo, Principal, Search, Status, Store, User
 from ..store.keys import ark_key, template_shoulder
 from .auth import form_post
 from .officeviews import (
@@ -37,7 +37,7 @@ from .sessions import Signed, signed_in, to_signin, with_headers
 from .stores import store_of
 from .templates import esc
 
-__all__ = ["ERC_LABELS", "router"]
+__all__ = ["ERC_LABELS", "FIND_FIELDS", "router"]
 
 router = APIRouter(include_in_schema=False)
 
@@ -159,66 +159,94 @@ def _operation(h: HistoryEntry) -> str:
 
 
 # -- find ------------------------------------------------------------------------------------------
-#: Results per page of a search.
-PAGE: Final = 50
+_STATUSES: Final = [("", "Any status"), ("public", "Public"), ("reserved", "Reserved"),
+                    ("unavailable", "Withdrawn"), ("tombstoned", "Tombstoned")]  # fmt: skip
+_DATE_FIELDS: Final = [("updated", "Last updated"), ("created", "Created")]
+_SORTS: Final = [("key", "ARK"), ("updated", "Last updated"), ("created", "Created")]
+_ORDERS: Final = [("asc", "Ascending"), ("desc", "Descending")]
 
 
-def _prefix(text: str) -> str:
-    """An ARK prefix in any spelling, as the store keys ARKs (normalized when it parses as an ARK).
+def _find_form(q: Mapping[str, str]) -> str:
+    """The search form, filled in with the query ``q`` (every value escaped by the field helpers)."""
+    return (
+        '<section class="card"><form method="get" action="/office/find" role="search">'
+        + field("ark", "ARK or its beginning", q.get("ark", ""),
+                hint="Any spelling: ark:/99999/fk4…, ark:99999/fk4-…, https://n2t.net/ark:/99999/…")
+        + field("target", "Target contains", q.get("target", ""), hint="Any part of the URL, any case")
+        + field("text", "Metadata words", q.get("text", ""),
+                hint="Words in the ERC, the extra metadata, the ARK or the target; all must be there, "
+                     "the last may be the beginning of a word")
+        + select("status", "Status", _STATUSES, q.get("status", ""))
+        + select("on", "Dates are", _DATE_FIELDS, q.get("on", "") or "updated")
+        + field("from", "From (UTC, YYYY-MM-DD)", q.get("from", ""), kind="date")
+        + field("until", "Until (UTC, YYYY-MM-DD, included)", q.get("until", ""), kind="date")
+        + select("sort", "Sort by", _SORTS, q.get("sort", "") or "key")
+        + select("order", "Order", _ORDERS, q.get("order", "") or "asc")
+        + '<button type="submit">Find</button></form></section>'
+    )  # fmt: skip
 
-    >>> _prefix("ark:/99999/fk4-x"), _prefix("  "), _prefix("ark:")
-    ('ark:99999/fk4x', '', 'ark:')
-    """
-    text = text.strip()
-    if not text:
-        return ""
-    try:
-        return ark_key(text).key
-    except PidkitError:
-        return text
+
+def _find_url(search: Search, **page: str) -> str:
+    return "/office/find?" + urllib.parse.urlencode({**search.fields(), **page} or {"ark": ""})
 
 
 @router.get("/office/find")
-def find(request: Request, ark: str = "", target: str = "", text: str = "", status: str = "",
-         after: str = "") -> Response:
-    """Search the ARKs of the user's scope by ARK prefix (any spelling), target, metadata text and
-    status; pages in key order; the URL is the search (shareable)."""
+def find(request: Request) -> Response:
+    """Search the ARKs of the user's scope: ARK prefix (any spelling), target substring, metadata
+    words, status, a date range on creation or update; sorted; pages of 50 (keyset); the URL is the
+    search (shareable).  A wrong field is named in the page (400), never an error page."""
     signed = _user(request)
     if isinstance(signed, Response):
         return signed
-    statuses = [("", "Any status"), ("public", "Public"), ("reserved", "Reserved"),
-                ("unavailable", "Withdrawn"), ("tombstoned", "Tombstoned")]  # fmt: skip
-    form = ('<section class="card"><form method="get" action="/office/find">'
-            + field("ark", "ARK begins with", ark, hint="Any spelling: ark:/99999/fk4…, ark:99999/fk4-…")
-            + field("target", "Target contains", target) + field("text", "Metadata contains", text)
-            + select("status", "Status", statuses, status)
-            + '<button type="submit">Find</button></form></section>')  # fmt: skip
-    searched = any((ark.strip(), target, text, status))
-    if not searched:
+    q = {k: v for k, v in request.query_params.items() if k in FIND_FIELDS}
+    form = _find_form(q)
+    if not request.query_params:
         return office_page("Find", form, signed)
     try:
-        found = store_of(request).find_bindings(
-            signed.user.scope, prefix=_prefix(ark), target=target, text=text,
-            status=status if status in dict(statuses) and status else None, after=after or None, limit=PAGE)
+        search = Search.from_fields(q)
+        found = store_of(request).find_bindings(signed.user.scope, search)
     except PidkitError as exc:
         return office_page("Find", message(str(exc), bad=True) + form, signed, status=400)
+    shown = "updated" if search.sort != "created" and search.on != "created" else "created"
     rows = "".join(
         f'<tr><td><a class="mono" href="{esc(_id_url(b.key))}">{esc(b.key)}</a></td>'
-        f"<td>{badge(b.status)}</td>"
-        f"<td>{esc(b.target or '—')}</td><td>{esc(b.erc.what or '—')}</td></tr>"
-        for b in found
+        f"<td>{badge(b.status)}</td><td>{esc(b.target or '—')}</td><td>{esc(b.erc.what or '—')}</td>"
+        f"<td>{esc(b.erc.who or '—')}</td><td>{when(getattr(b, shown))}</td></tr>"
+        for b in found.bindings
     )
-    table = ('<table class="grid"><thead><tr><th scope="col">ARK</th><th scope="col">Status</th>'
-             '<th scope="col">Target</th><th scope="col">What</th></tr></thead>'
-             f"<tbody>{rows}</tbody></table>") if found else '<p>No ARK matches.</p>'  # fmt: skip
-    more = ""
-    if len(found) == PAGE:
-        query = {"ark": ark, "target": target, "text": text, "status": status, "after": found[-1].key}
-        more = f'<p><a href="/office/find?{esc(urllib.parse.urlencode(query))}">Next page</a></p>'
-    shown = f"{len(found)} ARKs" + (" (first page)" if not after else f" after {after}")
-    body = form + (f'<section class="card"><h2>Results</h2><p class="muted">{esc(shown)}</p>'
-                   f"{table}{more}</section>")
+    table = (
+        '<table class="grid"><thead><tr><th scope="col">ARK</th><th scope="col">Status</th>'
+        '<th scope="col">Target</th><th scope="col">What</th><th scope="col">Who</th>'
+        f'<th scope="col">{"Created" if shown == "created" else "Last updated"}</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    ) if found.bindings else "<p>No ARK matches.</p>"  # fmt: skip
+    links = []
+    if found.earlier:
+        links.append(f'<a href="{esc(_find_url(search))}">First page</a>')
+        if found.bindings:
+            links.append(f'<a href="{esc(_find_url(search, before=found.bindings[0].key))}" rel="prev">'
+                         "Previous page</a>")  # fmt: skip
+    if found.later and found.bindings:
+        links.append(f'<a href="{esc(_find_url(search, after=found.bindings[-1].key))}" rel="next">'
+                     "Next page</a>")  # fmt: skip
+    nav = f'<nav aria-label="Pages"><p>{" · ".join(links)}</p></nav>' if links else ""
+    if found.bindings:
+        query = urllib.parse.urlencode(search.fields())
+        nav += ('<p>Download every result: '
+                f'<a href="{esc("/office/export/search?" + query + "&format=jsonl")}">JSON Lines</a> · '
+                f'<a href="{esc("/office/export/search?" + query + "&format=csv")}">CSV</a></p>')  # fmt: skip
+    one = found.total == 1
+    count = (f"More than {found.total:,} ARKs match" if found.capped
+             else f"{found.total:,} ARK{'' if one else 's'} match{'es' if one else ''}")
+    count += f"; {len(found.bindings)} on this page." if found.total else "."
+    body = form + (f'<section class="card"><h2>Results</h2><p class="muted" role="status">{esc(count)}</p>'
+                   f"{table}{nav}</section>")  # fmt: skip
     return office_page("Find", body, signed)
+
+
+#: The query string fields of a search (others are ignored).
+FIND_FIELDS: Final = frozenset({"ark", "target", "text", "status", "on", "from", "until", "sort", "order",
+                                 "after", "before"})  # fmt: skip
 
 
 # -- an ARK's page ---------------------------------------------------------------------------------

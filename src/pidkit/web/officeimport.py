@@ -28,6 +28,7 @@ attachment``); only what the user's scope allows.  CSV cells are safe from formu
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -57,6 +58,7 @@ from ..store import (
     ImportRejectedError,
     NotOwnerError,
     Principal,
+    Search,
     Store,
     User,
     binding_line,
@@ -65,7 +67,7 @@ from ..store import (
 )
 from ..store.csvformat import binding_row, csv_lines, header_row, read_csv_records
 from .auth import csrf_refused, form_post
-from .office import _prefix
+from .office import FIND_FIELDS
 from .officeviews import OFFICE_CSS, csrf_field, field, message, office_page, select
 from .sessions import FormError, Signed, csrf_ok, signed_in, to_signin, with_headers
 from .stores import store_of
@@ -531,34 +533,31 @@ def export_place(request: Request, place: str = "", format: str = "jsonl") -> Re
 
 
 @router.get("/office/export/search")
-def export_search(request: Request, ark: str = "", target: str = "", text: str = "", status: str = "",
-                  format: str = "jsonl") -> Response:
-    """Every result of a search (the Find page's query parameters), within the user's scope."""
+def export_search(request: Request, format: str = "jsonl") -> Response:
+    """Every result of a search (the Find page's query parameters, every page of them), within the
+    user's scope."""
     signed = signed_in(request)
     if signed is None:
         return to_signin(request)
     if format not in ("jsonl", "csv"):
         return _export_form(request, signed, "Choose JSON Lines or CSV.", 400)
-    if status not in _STATUSES:
-        return _export_form(request, signed, "Choose one of the statuses.", 400)
+    paging = ("after", "before")
+    fields = {k: v for k, v in request.query_params.items() if k in FIND_FIELDS and k not in paging}
     store, scope = store_of(request), signed.user.scope
-    prefix = _prefix(ark)
+    try:
+        search = dataclasses.replace(Search.from_fields(fields), limit=_PAGE)
+        store.find_bindings(scope, dataclasses.replace(search, limit=1))  # a bad query: refused before
+    except PidkitError as exc:  # the download starts
+        return _export_form(request, signed, str(exc), 400)
 
     def rows() -> Iterator[Binding]:
-        after: str | None = None
+        page = search
         while True:
-            page = store.find_bindings(scope, prefix=prefix, target=target, text=text, status=status or None,
-                                       after=after, limit=_PAGE)  # fmt: skip
-            yield from (b for b in page if scope.allows(b.naan, b.shoulder))
-            if len(page) < _PAGE:
+            found = store.find_bindings(scope, page)  # the scope is part of the query
+            yield from found.bindings
+            if not found.later or not found.bindings:
                 return
-            after = page[-1].key
+            page = dataclasses.replace(search, after=found.bindings[-1].key)
 
-    try:
-        first = store.find_bindings(scope, prefix=prefix, target=target, text=text, status=status or None,
-                                    limit=1)  # fmt: skip  (a bad query is refused before the download starts)
-    except PidkitError as exc:
-        return _export_form(request, signed, str(exc), 400)
-    del first
     return _download(rows(), format, "ark-search")
 

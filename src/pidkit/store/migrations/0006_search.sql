@@ -1,0 +1,6 @@
+-- pidkit store schema, version 6: the back office's Find on a large store (issue 14).
+-- Everything is the backend's own: an index per time for sorting and date ranges (the key, the tie-break
+-- of a page, next; the scope and the status within the index, so that counting a range reads no row),
+-- and the full-text index (0006_search.sqlite.sql: FTS5 tables kept in step by
+--   triggers; 0006_search.postgresql.sql: a generated tsvector column, pg_trgm for target substrings).
+--   Neither is a table a dump carries: a restore fills it as it inserts the bindings.
