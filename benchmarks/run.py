@@ -1,6 +1,9 @@
 """Run every benchmark (``make bench``), print the table and write ``docs/performance.md``.
 
-Usage: ``python benchmarks/run.py [--quick] [--only NAME ...] [--no-write]``.
+Usage: ``python benchmarks/run.py [--quick] [--only NAME ...] [--refresh] [--no-write]``.
+
+``--only NAME ... --refresh`` re-measures some benchmarks and replaces only their rows in
+``docs/performance.md`` (the others keep theirs; the header says which rows were re-measured when).
 """
 
 from __future__ import annotations
@@ -63,10 +66,53 @@ def _table(results: list[tuple[str, Result]]) -> str:
     return "\n".join(rows)
 
 
+def _write(body: str) -> None:
+    tmp = DOC.with_suffix(".md.tmp")
+    tmp.write_text(body)
+    tmp.replace(DOC)
+    print(f"wrote {DOC}")
+
+
+def _refresh(results: list[tuple[str, Result]], only: list[str], *, quick: bool) -> None:
+    """Replace the rows of the benchmarks in ``results`` in the table of ``docs/performance.md`` (each
+    module's rows where its first row was, or at the end), keep every other row, and say in the header
+    which rows were re-measured, when and by what command."""
+    lines = DOC.read_text().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("| benchmark |")) + 2
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("| "))
+    fresh: dict[str, list[str]] = {}
+    for row in _table(results).split("\n")[2:]:
+        fresh.setdefault(row.split("|")[1].strip(), []).append(row)
+    rows: list[str] = []
+    for row in lines[start:end]:
+        module = row.split("|")[1].strip()
+        if module not in fresh:
+            rows.append(row)
+        elif fresh[module]:
+            rows += fresh[module]
+            fresh[module] = []
+    rows += [row for left in fresh.values() for row in left]
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    flags = ("--quick " if quick else "") + "--only " + " ".join(only) + " --refresh"
+    note = (f"- re-measured on {now} (`make bench BENCH_ARGS='{flags}'`): "
+            f"the rows of {', '.join(sorted({m for m, _ in results}))}")
+    head = [line for line in lines[: start - 2] if not (line.startswith("- re-measured") and
+            all(m in line for m in {m for m, _ in results}))]  # fmt: skip
+    at = next(i for i, line in enumerate(head) if line.startswith("- Python:")) + 1
+    head.insert(at, note)
+    body = "\n".join([*head, *lines[start - 2 : start], *rows]) + "\n"
+    extra = HERE.parent / "docs" / "performance-notes.md"
+    if extra.exists():
+        body += "\n" + extra.read_text()
+    _write(body)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repeats (smoke run)")
     parser.add_argument("--only", nargs="*", default=[], help="run the benchmarks whose name contains this")
+    parser.add_argument("--refresh", action="store_true",
+                        help="with --only: replace only these benchmarks' rows in docs/performance.md")
     parser.add_argument("--no-write", action="store_true", help="do not rewrite docs/performance.md")
     args = parser.parse_args()
     results: list[tuple[str, Result]] = []
@@ -84,6 +130,8 @@ def main() -> int:
                 flush=True,
             )
     table = _table(results)
+    if not args.no_write and args.only and args.refresh:
+        _refresh(results, args.only, quick=args.quick)
     if not args.no_write and not args.only:
         cmd = "make bench" + (" BENCH_ARGS=--quick" if args.quick else "")
         DOC.parent.mkdir(exist_ok=True)
@@ -100,10 +148,7 @@ def main() -> int:
         extra = HERE.parent / "docs" / "performance-notes.md"
         if extra.exists():
             body += "\n" + extra.read_text()
-        tmp = DOC.with_suffix(".md.tmp")
-        tmp.write_text(body)
-        tmp.replace(DOC)
-        print(f"wrote {DOC}")
+        _write(body)
     missed = [r for _, r in results if not r.ok]
     return 1 if missed else 0
 
