@@ -507,7 +507,7 @@ def test_find_dates_sorting_and_errors(office: tuple[TestClient, Store]) -> None
     r = client.get("/office/find", params={"after": SCRIPT, "before": SCRIPT})
     assert r.status_code == 400 and SCRIPT not in r.text
     found = client.get("/office/find", params={"text": "rhythm"}).text
-    assert re.findall(r"<script[^>]*>", found) == ['<script src="/static/office.js" defer>']  # only pidkit's own
+    assert re.findall(r"<script[^>]*>", found) == ['<script src="/static/office.js" defer>']
 
 
 def test_find_never_shows_nor_counts_another_naans_ids(office: tuple[TestClient, Store]) -> None:

@@ -13,7 +13,9 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,113 @@ def test_apply_is_all_or_nothing(office: Office) -> None:
     assert r.status_code == 409 and "nothing was imported" in r.text and "line 51" in r.text
     assert _everything(store) == before
     assert store.get_binding("ark:99999/fk4n0") is None
+
+
+def _follow(client: TestClient, r: Response) -> Response:
+    """Follow a background import's progress page (it reloads itself) until the import ends."""
+    assert r.status_code == 303, r.text
+    where = r.headers["location"]
+    assert where.startswith("/office/import/progress?token=")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        page = client.get(where)
+        if page.status_code != 200 or "<h1>Importing</h1>" not in page.text:
+            return page
+        time.sleep(0.05)
+    raise AssertionError("the import did not end within 60 s")
+
+
+def test_a_long_import_runs_in_the_background_with_its_progress(
+    office: Office, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past INLINE_LINES lines the confirmation answers at once and leads to a page that reloads itself
+    (a meta refresh, no script) showing lines read of the total, then the outcome; only its own
+    session sees it, and it is applied once."""
+    client, store = office
+    csrf = sign_in(client, "ann")
+    monkeypatch.setattr(officeimport, "INLINE_LINES", 10)
+    content = "\n".join(_line(f"ark:99999/fk4bg{i}") for i in range(40)).encode()
+    token = _token(_upload(client, csrf, content).text)
+    gate, started = threading.Event(), threading.Event()
+    real = type(store).import_jsonl
+
+    def held(self: Store, lines: Iterable[str], **kw: object) -> object:
+        def slow() -> Iterator[str]:
+            for n, line in enumerate(lines):
+                if n == 10:
+                    time.sleep(0.6)  # so the next line read writes the status file (done: 12)
+                if n == 20:
+                    started.set()
+                    assert gate.wait(30)
+                yield line
+
+        return real(self, slow(), **kw)  # type: ignore[arg-type]
+
+    other = TestClient(client.app, follow_redirects=False)
+    sign_in(other, "carl")  # before: on SQLite a sign-in waits for the import's write transaction
+    monkeypatch.setattr(type(store), "import_jsonl", held)
+    r = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
+    assert r.status_code == 303
+    progress = r.headers["location"]
+    assert started.wait(30)
+    page = client.get(progress)
+    assert page.status_code == 200 and "<h1>Importing</h1>" in page.text, page.text
+    assert '<meta http-equiv="refresh" content="1">' in page.text
+    assert '<progress max="40" value="12"' in page.text and "12 of 40 lines read" in page.text, page.text
+    assert store.get_binding("ark:99999/fk4bg0") is None  # all or nothing: nothing visible yet
+    assert other.get(progress).status_code == 404  # another session's import
+    again = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
+    assert again.status_code == 410  # applied once
+    gate.set()
+    page = _follow(client, r)
+    assert page.status_code == 200 and "<h1>Imported</h1>" in page.text, page.text
+    assert "40 bindings imported (40 new, 0 updated)" in page.text
+    assert all(store.get_binding(f"ark:99999/fk4bg{i}") is not None for i in range(40))
+
+
+def test_a_background_import_refused_leaves_nothing(office: Office, monkeypatch: pytest.MonkeyPatch) -> None:
+    client, store = office
+    csrf = sign_in(client, "ann")
+    monkeypatch.setattr(officeimport, "INLINE_LINES", 10)
+    content = "\n".join([_line(f"ark:99999/fk4bh{i}") for i in range(30)] + [_line("ark:99999/fk4bhlate")])
+    token = _token(_upload(client, csrf, content.encode()).text)
+    store.tombstone("ark:99999/fk4bhlate", "gone meanwhile")
+    before = _everything(store)
+    page = _follow(client, client.post("/office/import/apply", data={"csrf": csrf, "token": token}))
+    assert page.status_code == 409 and "nothing was imported" in page.text and "line 31" in page.text
+    assert _everything(store) == before
+
+
+def test_a_silent_background_import_is_said_so(office: Office, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A status file nobody wrote for minutes (the server stopped mid-import) is not shown as running:
+    the page says the import stopped, and that it is all or nothing."""
+    client, store = office
+    csrf = sign_in(client, "ann")
+    monkeypatch.setattr(officeimport, "INLINE_LINES", 1)
+    content = f"{_line('ark:99999/fk4q1')}\n{_line('ark:99999/fk4q2')}".encode()
+    token = _token(_upload(client, csrf, content).text)
+    gate = threading.Event()
+    real = type(store).import_jsonl
+
+    def held(self: Store, lines: Iterable[str], **kw: object) -> object:
+        assert gate.wait(30)
+        return real(self, lines, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(store), "import_jsonl", held)
+    r = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
+    try:
+        assert client.get(r.headers["location"]).text.count("<h1>Importing</h1>") == 1
+        old = time.time() - 600
+        os.utime(officeimport._status_path(officeimport._staging() / token), (old, old))
+        page = client.get(r.headers["location"])
+        assert "stopped reporting" in page.text and "all or nothing" in page.text
+        assert 'http-equiv="refresh"' not in page.text
+    finally:
+        gate.set()
+    deadline = time.monotonic() + 60  # the import goes on and reports its end
+    while "<h1>Imported</h1>" not in (page := client.get(r.headers["location"])).text:
+        assert time.monotonic() < deadline, page.text
+        time.sleep(0.05)
 
 
 def test_staged_copy_belongs_to_its_session(office: Office) -> None:

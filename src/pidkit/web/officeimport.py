@@ -32,21 +32,23 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import json
+import logging
 import os
 import re
 import secrets
 import stat
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from email.parser import BytesParser
 from email.policy import HTTP
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import RedirectResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..codecs import iso_z
@@ -77,6 +79,7 @@ __all__ = ["FORMATS", "STAGED_FOR", "Checked", "Upload", "check", "read_upload",
            "stage", "staged", "to_lines"]
 
 router = APIRouter(include_in_schema=False)
+_log = logging.getLogger(__name__)
 
 #: The upload formats, by the form's value.
 FORMATS: Final = {
@@ -416,38 +419,166 @@ def _preview(request: Request, signed: Signed, upload: Upload, kind: str) -> Res
     return office_page("Import: preview", body, signed)
 
 
-@form_post(router, "/office/import/apply")
-def import_apply(request: Request, signed: Signed, form: dict[str, str]) -> Response:
-    """Import the staged lines of a preview, all or nothing, as the signed-in user."""
-    found = staged(signed, form.get("token", ""))
-    if found is None:
-        problem = ("This import is no longer waiting (expired, done, or from another session): "
-                   "upload it again.")
-        return office_page("Import", message(problem, bad=True) + _import_form(signed), signed, status=410)
-    got, source, path = found
+#: Imports of up to this many lines are applied while the confirmation waits; longer ones run in the
+#: background and the confirmation leads to a page that follows their progress.
+INLINE_LINES: Final = 2000
+#: Seconds between the progress page's reloads.
+_RELOAD: Final = 1
+#: A running import's status file not written for this long belongs to a process that is gone.
+_SILENT: Final = 120.0
+
+
+def _status_path(path: Path) -> Path:
+    return path.with_name(path.name + ".status")
+
+
+def _write_status(path: Path, status: dict[str, Any]) -> None:
+    """Replace the status file atomically (a reader sees the old one or the new one, never half)."""
+    tmp = path.with_name(path.name + f".{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(status, ensure_ascii=False))
+    os.replace(tmp, path)
+
+
+def _apply(store: Store, user: User, got: Checked, lines: Iterable[str] | None = None) -> dict[str, Any]:
+    """Import the staged lines (read through ``lines`` if given, e.g. counting them), all or nothing,
+    as ``user``: the outcome as the status file holds it."""
     bad = [(w, p) for w, line in zip(got.wheres, got.lines, strict=True)
-           if (p := scope_problem(signed.user, line))]  # scope again: it may have changed since the preview
-    store, user = store_of(request), signed.user
+           if (p := scope_problem(user, line))]  # fmt: skip  (scope again: it may have changed)
     try:
         if bad:
             raise ImportRejectedError([(got.wheres.index(w) + 1, p) for w, p in bad])
-        report = store.import_jsonl(got.lines, owner=_owner(user), principal=Principal.user(user.name))
+        report = store.import_jsonl(got.lines if lines is None else lines, owner=_owner(user),
+                                    principal=Principal.user(user.name))  # fmt: skip
     except (ImportRejectedError, NotOwnerError) as exc:
         problems = exc.problems if isinstance(exc, ImportRejectedError) else ((exc.line or 0, str(exc)),)
-        rows = "".join(f'<tr><th scope="row">{esc(_where(got, n))}</th><td>{esc(t)}</td></tr>'
-                       for n, t in problems[:MAX_LISTED])  # fmt: skip
+        listed = [[_where(got, n), t] for n, t in problems[:MAX_LISTED]]
+        return {"state": "refused", "problems": listed}
+    except PidkitError as exc:
+        return {"state": "failed", "problem": str(exc)}
+    return {"state": "done", "written": report.written, "created": report.created, "updated": report.updated}
+
+
+def _outcome(signed: Signed, source: str, status: Mapping[str, Any]) -> Response:
+    """The page of a finished import: imported, or refused with its bad lines."""
+    if status["state"] == "done":
+        done = (f"{source}: {plural(status['written'], 'binding')} imported ({status['created']} new, "
+                f"{status['updated']} updated), recorded in the history as user:{signed.user.name}.")
+        back = '<p><a href="/office">Back to the dashboard</a></p>'
+        return office_page("Imported", message(done) + back, signed)
+    if status["state"] == "refused":
+        rows = "".join(f'<tr><th scope="row">{esc(w)}</th><td>{esc(t)}</td></tr>'
+                       for w, t in status["problems"])  # fmt: skip
         body = (message(f"{source}: nothing was imported.", bad=True)
                 + f'<section class="card"><h2>Bad lines</h2><table class="grid"><tbody>{rows}</tbody></table>'
-                "</section>" + _import_form(signed))
+                "</section>" + _import_form(signed))  # fmt: skip
         return office_page("Import refused", body, signed, status=409)
-    except PidkitError as exc:
-        body = message(f"{source}: nothing was imported: {exc}", bad=True) + _import_form(signed)
-        return office_page("Import refused", body, signed, status=409)
-    path.unlink(missing_ok=True)
-    done = (f"{source}: {plural(report.written, 'binding')} imported ({report.created} new, "
-            f"{report.updated} updated), recorded in the history as user:{user.name}.")
-    back = '<p><a href="/office">Back to the dashboard</a></p>'
-    return office_page("Imported", message(done) + back, signed)
+    body = message(f"{source}: nothing was imported: {status['problem']}", bad=True) + _import_form(signed)
+    return office_page("Import refused", body, signed, status=409)
+
+
+def _claim(status_path: Path, status: Mapping[str, Any]) -> bool:
+    """Create the status file of an import being applied; ``False`` if it exists (applied already, or
+    being applied by another request): a staged import is applied once."""
+    try:
+        fd = os.open(status_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(status, ensure_ascii=False))
+    return True
+
+
+@form_post(router, "/office/import/apply")
+def import_apply(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """Import the staged lines of a preview, all or nothing, as the signed-in user: at once for a short
+    file, else in the background, the answer leading to the page that follows it."""
+    token = form.get("token", "")
+    found = staged(signed, token)
+    gone = ("This import is no longer waiting (expired, done, or from another session): upload it again.")
+    if found is None:
+        return office_page("Import", message(gone, bad=True) + _import_form(signed), signed, status=410)
+    got, source, path = found
+    status_path = _status_path(path)
+    total = len(got.lines)
+    mine = {"session": _session_id(signed), "user": signed.user.name, "source": source, "total": total}
+    if not _claim(status_path, {**mine, "state": "running", "done": 0}):
+        return office_page("Import", message(gone, bad=True) + _import_form(signed), signed, status=410)
+    store, user = store_of(request), signed.user
+    if total <= INLINE_LINES:
+        outcome = _apply(store, user, got)
+        path.unlink(missing_ok=True)
+        status_path.unlink(missing_ok=True)
+        return _outcome(signed, source, outcome)
+
+    def run() -> None:
+        done, last = 0, time.monotonic()
+
+        def counted() -> Iterator[str]:
+            nonlocal done, last
+            for line in got.lines:
+                done += 1
+                if time.monotonic() - last >= 0.5:  # the status file, twice a second at most
+                    last = time.monotonic()
+                    _write_status(status_path, {**mine, "state": "running", "done": done})
+                yield line
+
+        try:
+            outcome = _apply(store, user, got, counted())
+        except Exception:  # not the user's doing: said so, and logged (the transaction rolled back)
+            _log.exception("import %s by user:%s failed", token[:8], user.name)
+            outcome = {"state": "failed", "problem": "an unexpected error (see the server's log)"}
+        _write_status(status_path, {**mine, **outcome, "done": total})
+        path.unlink(missing_ok=True)
+
+    threading.Thread(target=run, name=f"pidkit-import-{token[:8]}").start()
+    progress = RedirectResponse(f"/office/import/progress?token={token}", status_code=303)
+    return with_headers(progress, OFFICE_CSS)
+
+
+@router.get("/office/import/progress")
+def import_progress(request: Request, token: str = "") -> Response:
+    """Where a background import stands: lines read of the total (the page reloads itself until the
+    import ends), then its outcome.  Only the session that confirmed it sees it."""
+    signed = signed_in(request)
+    if signed is None:
+        return to_signin(request)
+    status = _read_status(signed, token)
+    if status is None:
+        problem = "This session has no import with this number (or its page expired)."
+        return office_page("Import", message(problem, bad=True), signed, status=404)
+    source = str(status.get("source", ""))
+    if status["state"] != "running":
+        return _outcome(signed, source, status)
+    if status["age"] > _SILENT:
+        problem = (f"{source}: this import stopped reporting (the server may have restarted). An import is "
+                   "all or nothing: either every line is in the store or none is; open one of its ARKs "
+                   "to see which.")
+        return office_page("Import", message(problem, bad=True), signed)
+    done, total = int(status["done"]), int(status["total"])
+    body = (message(f"{source}: {done:,} of {total:,} lines read; nothing is visible until every line is "
+                    "in (all or nothing). This page reloads itself.")
+            + f'<p><progress max="{total}" value="{done}" aria-label="Lines imported">{done} of {total}'
+            "</progress></p>")  # fmt: skip
+    return office_page("Importing", body, signed, refresh=_RELOAD)
+
+
+def _read_status(signed: Signed, token: str) -> dict[str, Any] | None:
+    """The status of this session's import ``token`` (with its ``age`` in seconds), or ``None``."""
+    if not _TOKEN.fullmatch(token):
+        return None
+    try:
+        status_path = _status_path(_staging() / token)
+        age = time.time() - status_path.stat().st_mtime
+        status = json.loads(status_path.read_text(encoding="utf-8"))
+    except (StagingError, OSError, ValueError):
+        return None
+    if not isinstance(status, dict) or status.get("session") != _session_id(signed):
+        return None
+    if status.get("user") != signed.user.name or age > STAGED_FOR.total_seconds():
+        return None
+    return {**status, "age": age}
 
 
 # -- export ----------------------------------------------------------------------------------------
