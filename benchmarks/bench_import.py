@@ -188,10 +188,15 @@ def measure(n: int, rounds: int) -> dict[str, dict[str, list[float]]]:
             drop(db)
             if base:
                 got = out.setdefault("PostgreSQL", {"pidkit": [], "rss": [], "anchor": []})
-                timed: list[tuple[float, float]] = []
-                _with_schema(base, lambda url: timed.append(cli_import(url, path)) or 0.0)
-                got["pidkit"].append(timed[0][0])
-                got["rss"].append(timed[0][1])
+                rss_of: list[float] = []
+
+                def pidkit(url: str, rss_of: list[float] = rss_of) -> float:
+                    took, rss = cli_import(url, path)
+                    rss_of.append(rss)
+                    return took
+
+                got["pidkit"].append(_with_schema(base, pidkit))
+                got["rss"].append(rss_of[0])
                 got["anchor"].append(_with_schema(base, lambda url: postgres_anchor(url, n)))
     return out
 

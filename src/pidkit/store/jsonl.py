@@ -18,9 +18,9 @@ import json
 from collections.abc import Iterator
 from typing import Any, Final
 
-from ..errors import StoreError
 from ..ark.syntax import plain_normalized
 from ..codecs import iso_z
+from ..errors import StoreError
 from .changes import PATCH_FIELDS, BindingChange, change_from_patch, extra_text, new_binding
 from .keys import ark_key, canonical
 from .records import ERC_ELEMENTS, KINDS, STATUSES, Binding, check_extra_name

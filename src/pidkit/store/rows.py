@@ -164,7 +164,8 @@ def checked_row(row: tuple[Any, ...], extra: tuple[tuple[str, str], ...]) -> tup
     column holds) once every string in it passed :func:`~pidkit.store.base.check_text`; the first that
     does not is refused naming its column.  Import lines build their row directly and check it here.
 
-    >>> checked_row(binding_values(Binding("uuid", "k", "k", None))[:3] + ("x" + chr(0),) + (None,) * 18, ())  # doctest: +ELLIPSIS
+    >>> row = binding_values(Binding("uuid", "k", "k", None))[:3] + ("x" + chr(0),) + (None,) * 18
+    >>> checked_row(row, ())  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     pidkit.errors.StoreError: target: character U+0000 not allowed in ... at position 2
@@ -195,7 +196,8 @@ def created_history_json(row: Sequence[Any]) -> str:
     >>> created_history_json(binding_values(b))[:65]
     '{"created":null,"erc":{"what":"","when":"","where":"","who":"W"},'
     >>> from pidkit.store.changes import changed_fields
-    >>> reference = json.dumps(changed_fields(None, b)[1], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    >>> fields = changed_fields(None, b)[1]
+    >>> reference = json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     >>> created_history_json(binding_values(b)) == reference
     True
     """
@@ -207,7 +209,8 @@ def created_history_json(row: Sequence[Any]) -> str:
     j = _JSON_STR
     return "".join((
         '{"created":', _json_text(created),
-        ',"erc":{"what":', j(erc_what), ',"when":', j(erc_when), ',"where":', j(erc_where), ',"who":', j(erc_who),
+        ',"erc":{"what":', j(erc_what), ',"when":', j(erc_when), ',"where":', j(erc_where),
+        ',"who":', j(erc_who),
         '},"extra":', extra, ',"key":', j(key), ',"kind":', j(kind),
         ',"passthrough":', "true" if passthrough else "false", ',"reason":', _json_text(reason),
         ',"status":', j(status), ',"support":{"what":', j(support_what), ',"when":', j(support_when),

@@ -1056,7 +1056,7 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
 
     def _import_history(self, cur: Cursor, at: str | None, who: str, done: _ImportChunk) -> None:
         """One ``import`` history row per binding a chunk wrote (its fields before and after)."""
-        history = []
+        history: list[tuple[str, str | None, str, str, str, str, str | None, str | None]] = []
         original = done.original
         for pair, (_, row) in done.writes.items():
             before = original.get(pair)
