@@ -27,7 +27,7 @@ from pidkit.codecs import BETANUMERIC
 from pidkit.errors import PidkitError
 from pidkit.store import Store, open_store
 from pidkit.store.changes import changed_fields
-from pidkit.store.jsonl import ImportRow, parse_import_line
+from pidkit.store.jsonl import ImportRow, _time, parse_import_line
 from pidkit.store.keys import ark_key
 from pidkit.store.records import Binding, Erc, ImportRejectedError
 from pidkit.store.redirects import _checked_target, validate_target
@@ -139,7 +139,10 @@ def _objects(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         obj["extra"] = {draw(st.sampled_from(["dc.title", "a:b", "x\x00"])): draw(_strings)}
     if draw(st.booleans()):
-        obj["created"] = "2020-01-02T03:04:05.123456Z"
+        obj["created"] = draw(st.sampled_from([
+            "2020-01-02T03:04:05.123456Z", "2020-01-02T03:04:05Z", "2020-01-02T05:04:05.5+02:00",
+            "2020-02-30T03:04:05.123456Z", "9999-12-31T23:59:59.999999Z", "2020-01-02T03:04:05.123456",
+        ]))  # fmt: skip
     obj["passthrough"] = draw(st.booleans())
     return obj
 
@@ -150,7 +153,7 @@ def _binding_of(obj: dict[str, Any], now: Any) -> Binding:
 
     k = ark_key(obj["text"])
     erc, support = obj.get("erc") or {}, obj.get("support") or {}
-    created = dt.datetime.fromisoformat(obj["created"]) if "created" in obj else now
+    created = _time(obj.get("created"), "created") or now  # the parser's rule for a time, then stored_time
     return Binding(
         kind="ark", key=k.key, text=obj["text"], target=obj.get("target"),
         erc=Erc(*(erc.get(e, "") for e in ("who", "what", "when", "where"))),
@@ -159,7 +162,7 @@ def _binding_of(obj: dict[str, Any], now: Any) -> Binding:
         tombstone_reason=obj.get("tombstone_reason"),
         tombstoned_at=dt.datetime.fromisoformat(obj["tombstoned_at"]).astimezone(dt.UTC)
         if "tombstoned_at" in obj else None,
-        created=created.astimezone(dt.UTC), updated=now, reason=obj.get("reason"),
+        created=created, updated=now, reason=obj.get("reason"),
         extra=tuple(sorted((obj.get("extra") or {}).items())),
     )  # fmt: skip
 

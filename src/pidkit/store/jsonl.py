@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -83,6 +84,24 @@ def _erc(obj: dict[str, Any], name: str) -> tuple[str, str, str, str]:
         if all(isinstance(t, str) for t in texts):
             return texts
     raise StoreError(f"field {name!r} must be an object of who/what/when/where strings")
+
+
+#: A timestamp already in the store's form (:func:`pidkit.store.rows.stored_time`: UTC, microseconds, ``Z``).
+_STORED_TIME: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+
+
+def _time_text(value: object, field: str) -> str | None:
+    """The stored form of a timestamp of an import line (:func:`_time`, then ``stored_time``); a value
+    already in that form, once read as a valid time, is its own stored form (export lines)."""
+    if isinstance(value, str) and _STORED_TIME.fullmatch(value) is not None:
+        try:
+            _dt.datetime.fromisoformat(value)  # a real date and time (else _time says what is wrong)
+        except ValueError:
+            pass
+        else:
+            return value
+    when = _time(value, field)
+    return None if when is None else iso_z(when)
 
 
 def _time(value: object, field: str) -> _dt.datetime | None:
@@ -264,15 +283,15 @@ def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRo
         check_extra_name(name)
     erc = _erc(obj, "erc")
     support = _erc(obj, "support")
-    created = _time(get("created"), "created")
-    updated = _time(get("updated"), "updated")
+    created = _time_text(get("created"), "created")
+    updated = _time_text(get("updated"), "updated")
     stamp = _stamp_text(now or _dt.datetime.now(_dt.UTC)) if created is None or updated is None else ""
     pairs = tuple(sorted(extra.items())) if extra else ()
     row = (
         kind, key, text, target, *erc, *support, int(passthrough), status,
         naan, shoulder, reason, None if tombstoned_at is None else iso_z(tombstoned_at), why,
         extra_text(pairs) if pairs else "{}",
-        stamp if created is None else iso_z(created), stamp if updated is None else iso_z(updated),
+        stamp if created is None else created, stamp if updated is None else updated,
     )  # fmt: skip
     # every string checked as binding_values checks it: a bad line is refused, never half-written
     return ImportRow(checked_row(row, pairs))

@@ -1066,8 +1066,8 @@ class SqlStore(SqlAccounts, SqlOverview, Store):
                 continue
             old, new = changed_fields(before, row.binding)
             history.append((history_id(), at, who, "import", row.kind, row.key, _json(old), _json(new)))
-        for i in range(0, len(history), _CHUNK):
-            self._insert_history(cur, history[i : i + _CHUNK])
+        if history:
+            self._insert_history(cur, history)  # one executemany / COPY per chunk of the import
 
     def _held_public(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> list[tuple[int, str]]:
         """The lines among ``writes`` that would make a held ARK public (a chunk of ids per statement)."""
