@@ -7,10 +7,7 @@ another thread imports (reads must not wait for the write transaction).  Each ru
 store (a temp file; a fresh PostgreSQL schema when ``PIDKIT_BENCH_POSTGRES_URL`` or
 ``PIDKIT_TEST_POSTGRES_URL`` is set); minting in batches of 10,000 ids, one transaction per batch.
 
-Issue 18: ``pidkit import`` of a big file (1,000,000 lines, ``PIDKIT_BENCH_IMPORT_LINES`` to change it, e.g.
-5,000,000; 100,000 with ``quick``) streams: at least 50,000 lines/s with at most 200 MB peak RSS, on both
-backends.  The CLI runs as a child process on a file on disk; its peak RSS is the child's own
-(``os.wait4``), shown in the row's note.
+``pidkit import`` of a big file (issue 18) is measured in ``benchmarks/bench_import.py``.
 """
 
 from __future__ import annotations
@@ -18,8 +15,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -31,8 +26,6 @@ from pidkit.store import open_store
 
 GOAL_IDS_PER_S = 20_000
 GOAL_IMPORT_LINES_PER_S = 10_000
-GOAL_STREAM_LINES_PER_S = 50_000
-GOAL_STREAM_PEAK_MB = 200
 TEMPLATE = "fk4.reedeedk"
 
 
@@ -89,49 +82,6 @@ def _postgres(base: str, fill: Callable[[str], None], repeat: int) -> float:
         with psycopg.connect(base, autocommit=True) as conn:
             for schema in schemas:
                 conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-
-
-def _write_import_file(path: Path, n: int) -> None:
-    with path.open("w", encoding="utf-8") as fp:
-        for i in range(n):
-            line = {"text": f"ark:99999/fk4i{i}", "target": f"https://example.org/i/{i}"}
-            fp.write(json.dumps(line) + "\n")
-
-
-def cli_import(url: str, path: Path) -> tuple[float, float]:
-    """``(seconds, peak RSS in MB)`` of ``pidkit import PATH`` into the store at ``url`` (NAAN 99999
-    added first), run as a child process."""
-    with open_store(url) as store:
-        store.add_naan("99999")
-    env = {k: v for k, v in os.environ.items() if k != "PIDKIT_DATABASE_URL"}
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pidkit", "import", str(path), "--db", url],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if status != 0:
-        raise RuntimeError(f"pidkit import failed: {err}")
-    return elapsed, usage.ru_maxrss / 1024
-
-
-def streamed_imports(n: int) -> list[tuple[str, float, float]]:
-    """``(backend, lines/s, peak RSS MB)`` of ``pidkit import`` of ``n`` lines into a fresh store of
-    each backend (PostgreSQL when configured)."""
-    out: list[tuple[str, float, float]] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "lines.jsonl"
-        _write_import_file(path, n)
-        took, rss = cli_import(f"sqlite:///{tmp}/stream.db", path)
-        out.append(("SQLite", n / took, rss))
-        base = os.environ.get("PIDKIT_BENCH_POSTGRES_URL") or os.environ.get("PIDKIT_TEST_POSTGRES_URL")
-        if base:
-            timed: list[tuple[float, float]] = []
-            _postgres(base, lambda url: timed.append(cli_import(url, path)), 1)
-            out.append(("PostgreSQL", n / timed[0][0], timed[0][1]))
-    return out
 
 
 def threaded_lookups(threads: int = 8, per_thread: int = 2_000) -> tuple[float, float]:
@@ -199,20 +149,6 @@ def run(quick: bool) -> list[Result]:
             note="fresh file; every line parsed and checked, one all-or-nothing transaction",
         ),
     ]
-    big = 100_000 if quick else int(os.environ.get("PIDKIT_BENCH_IMPORT_LINES", "1000000"))
-    for backend, rate, rss in streamed_imports(big):
-        results.append(
-            Result(
-                name=f"pidkit import {big:,} lines (streamed), {backend}",
-                pidkit="pidkit import FILE (child process)",
-                pidkit_s=1 / rate,
-                peer=f"(goal {GOAL_STREAM_LINES_PER_S:,} lines/s)",
-                peer_s=1 / GOAL_STREAM_LINES_PER_S,
-                max_ratio=1.0,
-                unit="line",
-                note=f"peak RSS {rss:.0f} MB (goal <= {GOAL_STREAM_PEAK_MB} MB)",
-            )
-        )
     base = os.environ.get("PIDKIT_BENCH_POSTGRES_URL") or os.environ.get("PIDKIT_TEST_POSTGRES_URL")
     if base:
         results.append(
@@ -243,11 +179,6 @@ def run(quick: bool) -> list[Result]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--import-only"]:
-        lines = int(os.environ.get("PIDKIT_BENCH_IMPORT_LINES", "1000000"))
-        for backend, rate, rss in streamed_imports(lines):
-            print(f"pidkit import {lines:,} lines, {backend}: {rate:,.0f} lines/s, peak RSS {rss:.0f} MB")
-        sys.exit(0)
     for r in run(quick=False):
         print(
             f"{r.name}: {1 / r.pidkit_s:,.0f} {r.unit}s/s (ratio {r.ratio:.2f}, {'ok' if r.ok else 'MISSED'})"

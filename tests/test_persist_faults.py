@@ -91,7 +91,9 @@ def _check_cli(url: str) -> None:
     assert (r.returncode, r.stdout) == (0, ""), r.stderr
 
 
-FRACTIONS = (1 / 3, 1 / 2, 2 / 3)
+#: When to kill, as fractions of a reference run's time; 1/6 still kills when a run is much faster than the
+#: reference (a reference run slowed by other work on a shared machine).
+FRACTIONS = (1 / 6, 1 / 3, 1 / 2, 2 / 3)
 
 
 def test_kill_9_during_restore(new_url: Callable[[], str], tmp_path: Path) -> None:

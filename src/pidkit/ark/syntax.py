@@ -31,7 +31,7 @@ import re
 from typing import Final, NamedTuple
 
 from .._value import OrderedValue, SchemaInfo
-from ..codecs import BETANUMERIC_VALUE
+from ..codecs import BETANUMERIC, BETANUMERIC_VALUE
 from ..errors import ArkError
 from .chars import HYPHEN, HYPHEN_LIKE, LETTERS_DIGITS, NAME_CHARS, PERCENT, STRUCTURAL
 from .noid import verify as _ncda_verify
@@ -94,6 +94,15 @@ _QUERY_RE: Final = re.compile("[\\x21-\\x7e]*")
 _NAME_SPAN_RE: Final = re.compile("(?:[" + re.escape(HYPHEN + HYPHEN_LIKE) + "]*[./])*([^./]*)")
 _HOST_RE: Final = re.compile("[" + re.escape("".join(sorted(_HOST_CHARS))) + "]*")
 _PATH_RE: Final = re.compile("[" + re.escape("".join(sorted(_PATH_CHARS))) + "]*")
+
+#: A compact ARK that is already its own §3.2 normalized form with a plain Name (:func:`plain_normalized`):
+#: the new label, a lowercase betanumeric NAAN without hyphens, a Name of §3.1 name characters only (no
+#: hyphen, '%', structural character or inflection).  Group 1 is the NAAN, group 2 the Name.
+_PLAIN_NORMALIZED_RE: Final = re.compile(
+    "ark:([" + BETANUMERIC + "]+)/([" + re.escape("".join(sorted(NAME_CHARS))) + "]+)"
+)
+#: §2.4.1 first-digit convention on a Name of name characters: betanumeric consonants, then a digit.
+_PLAIN_SHOULDER_RE: Final = re.compile("[" + BETANUMERIC.lstrip("0123456789") + "]+[0-9]")
 
 #: draft-kunze-ark-40 §2 as a JSON schema pattern: ``[https://NMA/]ark:[/]NAAN/Name…`` (label in any case).
 JSON_PATTERN: Final = r"^(?:\S*/)?[Aa][Rr][Kk]:/?[0-9A-Za-z-]+/\S+$"
@@ -342,6 +351,27 @@ def _normalize_valid(text: str) -> str:
     text = remove_inflection(text)  # step 7
     text = collapse_structural(text)  # step 8
     return move_variants_to_end(text)  # step 9
+
+
+def plain_normalized(text: str) -> tuple[str, str] | None:
+    """``(NAAN, shoulder)`` of ``text`` when it is a compact ARK already in normalized form with a plain
+    Name (no qualifiers, no inflection), else ``None``: the fast path of bulk work (imports), which then
+    knows without parsing that ``Ark.parse(text).normalize()`` is ``text`` itself, with that NAAN and
+    :attr:`Ark.shoulder` (``""`` for none) and no :meth:`Ark.ancestors`.  ``None`` decides nothing:
+    such a text goes through :meth:`Ark.parse`, which accepts it or says what is wrong.
+
+    >>> plain_normalized("ark:99999/fk4x8d9m2q"), plain_normalized("ark:67531/metadc107835")
+    (('99999', 'fk4'), ('67531', ''))
+    >>> plain_normalized("ark:/99999/fk4x8d9m2q"), plain_normalized("ark:99999/fk4-x"), plain_normalized("x")
+    (None, None, None)
+    """
+    if len(text) > MAX_LENGTH:
+        return None
+    m = _PLAIN_NORMALIZED_RE.fullmatch(text)
+    if m is None:
+        return None
+    shoulder = _PLAIN_SHOULDER_RE.match(m[2])
+    return m[1], "" if shoulder is None else shoulder[0]
 
 
 # --- leniency for pasted text (a separate, explicit step; parse itself is strict) ----------------------

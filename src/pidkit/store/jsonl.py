@@ -15,15 +15,18 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, Final
 
+from ..ark.syntax import plain_normalized
+from ..codecs import iso_z
 from ..errors import StoreError
-from .changes import PATCH_FIELDS, BindingChange, change_from_patch, new_binding
+from .changes import PATCH_FIELDS, BindingChange, change_from_patch, extra_text, new_binding
 from .keys import ark_key, canonical
-from .records import ERC_ELEMENTS, KINDS, STATUSES, Binding, Erc, check_extra_name
+from .records import ERC_ELEMENTS, KINDS, STATUSES, Binding, check_extra_name
 from .redirects import validate_target
-from .rows import binding_values
+from .rows import BINDING_COLUMNS, binding_from_row, binding_values, checked_row
 
 __all__ = ["ImportRow", "UpdateRow", "binding_line", "parse_import_line", "parse_update_line", "split_lines"]
 
@@ -66,16 +69,39 @@ def _opt_text(obj: dict[str, Any], name: str) -> str | None:
     return None if obj.get(name) is None else _text(obj, name)
 
 
-_NO_ERC: Final = Erc()
+_NO_ERC: Final = ("", "", "", "")
+_WHO, _WHAT, _WHEN, _WHERE = ERC_ELEMENTS
 
 
-def _erc(obj: dict[str, Any], name: str) -> Erc:
+def _erc(obj: dict[str, Any], name: str) -> tuple[str, str, str, str]:
+    """The who/what/when/where strings of an ERC field (all ``""`` when it is absent or empty)."""
     value = obj.get(name)
     if not value:
         return _NO_ERC
-    if not isinstance(value, dict) or not all(isinstance(value.get(k, ""), str) for k in ERC_ELEMENTS):
-        raise StoreError(f"field {name!r} must be an object of who/what/when/where strings")
-    return Erc(*(value.get(k, "") for k in ERC_ELEMENTS))
+    if isinstance(value, dict):
+        get = value.get
+        texts = (get(_WHO, ""), get(_WHAT, ""), get(_WHEN, ""), get(_WHERE, ""))
+        if all(isinstance(t, str) for t in texts):
+            return texts
+    raise StoreError(f"field {name!r} must be an object of who/what/when/where strings")
+
+
+#: A timestamp already in the store's form (:func:`pidkit.store.rows.stored_time`: UTC, microseconds, ``Z``).
+_STORED_TIME: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+
+
+def _time_text(value: object, field: str) -> str | None:
+    """The stored form of a timestamp of an import line (:func:`_time`, then ``stored_time``); a value
+    already in that form, once read as a valid time, is its own stored form (export lines)."""
+    if isinstance(value, str) and _STORED_TIME.fullmatch(value) is not None:
+        try:
+            _dt.datetime.fromisoformat(value)  # a real date and time (else _time says what is wrong)
+        except ValueError:
+            pass
+        else:
+            return value
+    when = _time(value, field)
+    return None if when is None else iso_z(when)
 
 
 def _time(value: object, field: str) -> _dt.datetime | None:
@@ -96,47 +122,98 @@ def _time(value: object, field: str) -> _dt.datetime | None:
         raise StoreError(f"{field} is out of range in UTC", text=value) from None
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ImportRow:
-    """One import line as the store will write it.
+#: Where :class:`ImportRow` finds its parts in the ``bindings`` row.
+_KIND, _KEY, _STATUS, _NAAN, _SHOULDER = (
+    BINDING_COLUMNS.index(c) for c in ("kind", "key", "status", "naan", "shoulder")
+)
 
-    Authorization checks (the web API's key scope) look at :attr:`binding`, so they check exactly
-    what is written.
+
+class ImportRow:
+    """One import line as the store will write it: its ``bindings`` row (:attr:`values`) and the
+    :class:`~pidkit.store.records.Binding` that row holds (:attr:`binding`).
+
+    Authorization checks (the web API's key scope) look at the row's parts, so they check exactly
+    what is written.  A parsed line is built as its row, checked by :func:`~pidkit.store.rows.checked_row`
+    as :func:`~pidkit.store.rows.binding_values` checks a binding's; the binding is read back from the
+    row when first asked for.
+
+    >>> row = ImportRow.of(Binding("uuid", "k", "k", "https://e.org/", status="reserved"))
+    >>> ImportRow(row.values).binding == row.binding, row.status
+    (True, 'reserved')
     """
 
-    binding: Binding
-    #: :attr:`binding` as the ``bindings`` row (:func:`pidkit.store.rows.binding_values`).
+    __slots__ = ("_binding", "values")
+
+    #: The ``bindings`` row (:data:`~pidkit.store.rows.BINDING_COLUMNS` order, strings checked).
     values: tuple[Any, ...]
+    _binding: Binding | None
+
+    def __init__(self, values: tuple[Any, ...], binding: Binding | None = None) -> None:
+        self.values = values
+        self._binding = binding
 
     @classmethod
     def of(cls, binding: Binding) -> ImportRow:
         """The row of ``binding`` (its strings checked: a bad one is refused naming the field)."""
-        return cls(binding, binding_values(binding))
+        return cls(binding_values(binding), binding)
+
+    def __repr__(self) -> str:
+        return f"ImportRow({self.values!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ImportRow) and other.values == self.values
+
+    def __hash__(self) -> int:
+        return hash(self.values)
+
+    @property
+    def binding(self) -> Binding:
+        """The binding the row holds."""
+        if self._binding is None:
+            self._binding = binding_from_row(self.values)
+        return self._binding
 
     @property
     def kind(self) -> str:
         """The id kind."""
-        return self.binding.kind
+        kind: str = self.values[_KIND]
+        return kind
 
     @property
     def key(self) -> str:
         """The canonical key."""
-        return self.binding.key
+        key: str = self.values[_KEY]
+        return key
 
     @property
     def naan(self) -> str | None:
         """The NAAN (ARKs)."""
-        return self.binding.naan
+        naan: str | None = self.values[_NAAN]
+        return naan
 
     @property
     def shoulder(self) -> str | None:
         """The shoulder (ARKs)."""
-        return self.binding.shoulder
+        shoulder: str | None = self.values[_SHOULDER]
+        return shoulder
 
     @property
     def status(self) -> str:
         """The status written."""
-        return self.binding.status
+        status: str = self.values[_STATUS]
+        return status
+
+
+_STAMPS: dict[_dt.datetime, str] = {}
+
+
+def _stamp_text(stamp: _dt.datetime) -> str:
+    """``stored_time(stamp)``, remembered for the last stamp asked for (an import stamps its lines alike)."""
+    text = _STAMPS.get(stamp)
+    if text is None:
+        _STAMPS.clear()
+        text = _STAMPS[stamp] = iso_z(stamp)
+    return text
 
 
 def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRow:
@@ -163,17 +240,22 @@ def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRo
         raise StoreError(f"not JSON we read ({exc})") from None
     if not isinstance(obj, dict):
         raise StoreError("not a JSON object")
+    get = obj.get
     kind = _text(obj, "kind") if "kind" in obj else "ark"  # hand-written imports: ARKs by default
     text = _text(obj, "text")
     if kind not in KINDS:
         raise StoreError(f"unknown id kind (one of {', '.join(KINDS)})", text=kind)
     naan = shoulder = None
     if kind == "ark":
-        k = ark_key(text)
-        key, naan, shoulder = k.key, k.naan, k.shoulder
+        plain = plain_normalized(text)  # ark_key's fast path, without its record
+        if plain is None:
+            k = ark_key(text)
+            key, naan, shoulder = k.key, k.naan, k.shoulder
+        else:
+            key, naan, shoulder = text, plain[0], plain[1] or None
     else:
         key = canonical(kind, text)
-    given_key = obj.get("key")
+    given_key = get("key")
     if given_key is not None and given_key != key:
         raise StoreError(f"key {given_key!r} is not the canonical form of text (expected {key!r})")
     status = _text(obj, "status") if "status" in obj else "public"
@@ -184,41 +266,35 @@ def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRo
         validate_target(target)
     elif status == "public":
         raise StoreError("a public binding needs a target URL", text=text)
-    passthrough = obj.get("passthrough", False)
+    passthrough = get("passthrough", False)
     if not isinstance(passthrough, bool):
         raise StoreError("field 'passthrough' must be true or false")
     reason = _opt_text(obj, "tombstone_reason")
-    tombstoned_at = _time(obj.get("tombstoned_at"), "tombstoned_at")
+    tombstoned_at = _time(get("tombstoned_at"), "tombstoned_at")
     if status == "tombstoned" and (not reason or tombstoned_at is None):
         raise StoreError("a tombstoned binding needs tombstone_reason and tombstoned_at", text=text)
     why = _opt_text(obj, "reason")
     if (status == "unavailable") != bool(why and why.strip()):
         raise StoreError("status unavailable, and only it, has a reason", text=text)
-    extra = obj.get("extra") or {}
+    extra = get("extra") or {}
     if not isinstance(extra, dict) or not all(isinstance(v, str) for v in extra.values()):
         raise StoreError("field 'extra' must be an object of element names to strings")
     for name in extra:
         check_extra_name(name)
-    stamp = now or _dt.datetime.now(_dt.UTC)
-    binding = Binding(
-        kind=kind,
-        key=key,
-        text=text,
-        target=target,
-        erc=_erc(obj, "erc"),
-        support=_erc(obj, "support"),
-        passthrough=passthrough,
-        status=status,
-        naan=naan,
-        shoulder=shoulder,
-        tombstone_reason=reason,
-        tombstoned_at=tombstoned_at,
-        created=_time(obj.get("created"), "created") or stamp,
-        updated=_time(obj.get("updated"), "updated") or stamp,
-        reason=why,
-        extra=tuple(sorted(extra.items())),
-    )
-    return ImportRow.of(binding)  # every string checked here: a bad line is refused, never half-written
+    erc = _erc(obj, "erc")
+    support = _erc(obj, "support")
+    created = _time_text(get("created"), "created")
+    updated = _time_text(get("updated"), "updated")
+    stamp = _stamp_text(now or _dt.datetime.now(_dt.UTC)) if created is None or updated is None else ""
+    pairs = tuple(sorted(extra.items())) if extra else ()
+    row = (
+        kind, key, text, target, *erc, *support, int(passthrough), status,
+        naan, shoulder, reason, None if tombstoned_at is None else iso_z(tombstoned_at), why,
+        extra_text(pairs) if pairs else "{}",
+        stamp if created is None else created, stamp if updated is None else updated,
+    )  # fmt: skip
+    # every string checked as binding_values checks it: a bad line is refused, never half-written
+    return ImportRow(checked_row(row, pairs))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from typing import Final, Protocol
 
 from ..ark.chars import check_naan as check_naan  # the store checks NAANs and shoulders by the ARK rules
 from ..ark.chars import check_shoulder as check_shoulder
+from ..ark.syntax import plain_normalized
 from ..codecs import read_uuid_text, uuid_text
 from ..errors import ParseError, StoreError
 from ..llid import read_llid
@@ -41,8 +42,18 @@ class ArkKey:
 
 
 def ark_key(text: str) -> ArkKey:
-    """Normalize ``text`` (draft-kunze-ark-40 §3.2) via ``pidkit.ark.Ark`` and return the store's key."""
+    """Normalize ``text`` (draft-kunze-ark-40 §3.2) via ``pidkit.ark.Ark`` and return the store's key
+    (a text already normalized, with a plain Name, is recognized without parsing:
+    :func:`pidkit.ark.syntax.plain_normalized`).
+
+    >>> ark_key("ark:99999/fk4x1"), ark_key("ark:/99999/fk4-x1/c") == ark_key("ark:99999/fk4x1/c")
+    (ArkKey(key='ark:99999/fk4x1', naan='99999', shoulder='fk4', ancestors=()), True)
+    """
     from ..ark import Ark
+
+    plain = plain_normalized(text)
+    if plain is not None:
+        return ArkKey(text, plain[0], plain[1] or None, ())
 
     ark = Ark.parse(text).normalize()
     shoulder = ark.shoulder or None

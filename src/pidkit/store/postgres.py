@@ -33,7 +33,8 @@ from typing import Any, Final
 from ..errors import StoreError
 from .jsonl import ImportRow
 from .keys import ArkKey
-from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table
+from .records import Binding
+from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
 from .sql import Cursor, SqlStore
 from .urls import redact_url
 
@@ -185,6 +186,21 @@ class PostgresStore(SqlStore):
             (naan, blades, naan, blades, len(prefix) + 1, [prefix + b for b in blades]),
         )
         return {row[0] for row in cur.fetchall()}
+
+    def _import_state(self, cur: Cursor, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], Binding]:
+        """One statement per id kind for a whole import chunk (``= ANY(array)``: no statement of thousands
+        of parameters to build and parse); the rows stay locked (``FOR UPDATE``) until the import ends."""
+        by_kind: dict[str, list[str]] = {}
+        for kind, key in sorted(pairs):
+            by_kind.setdefault(kind, []).append(key)
+        state: dict[tuple[str, str], Binding] = {}
+        for kind, keys in by_kind.items():
+            self._exec(cur, f"SELECT {BINDING_COLS} FROM bindings WHERE kind = ? AND key = ANY(?) FOR UPDATE",
+                       (kind, keys))  # fmt: skip
+            for row in cur.fetchall():
+                b = binding_from_row(row)
+                state[(kind, b.key)] = b
+        return state
 
     def _statuses(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
         """One statement text for any chunk (``= ANY(array)``); the rows stay locked (``FOR UPDATE``)

@@ -85,6 +85,7 @@ from .rows import (
     api_key_from_row,
     binding_from_row,
     binding_values,
+    created_history_json,
     history_from_row,
     minter_from_row,
     stored_time,
@@ -1041,13 +1042,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         # What the store holds now (earlier chunks of this import included), a statement per _CHUNK
         # keys; then updated as the lines are applied in order, so a later line sees an earlier one (a
         # key imported twice is created once, then updated).
-        state = self._import_state(cur, {(row.kind, row.key) for _, row in rows})
-        original = dict(state)
+        stored = self._import_state(cur, {(row.kind, row.key) for _, row in rows})
+        state: dict[tuple[str, str], Binding | ImportRow] = dict(stored)  # a row's binding: when needed
         writes: dict[tuple[str, str], tuple[int, ImportRow]] = {}
         created = updated = 0
         for number, given in rows:
             pair = (given.kind, given.key)
-            existing = state.get(pair)
+            seen = state.get(pair)
+            existing = seen.binding if isinstance(seen, ImportRow) else seen
             foreign = existing is not None and existing.naan != owner
             if owner is not None and given.kind != "ark" and foreign:
                 raise NotOwnerError(
@@ -1070,7 +1072,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             if owner is not None and row.kind != "ark":
                 row = ImportRow.of(dataclasses.replace(row.binding, naan=owner))
             writes[pair] = (number, row)  # an import restores every column: the last line wins
-            state[pair] = row.binding
+            state[pair] = row
             if existing is None:
                 created += 1
             else:
@@ -1078,23 +1080,36 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         problems += self._held_public(cur, list(writes.values()))
         if not problems:
             self._import_write(cur, list(writes.values()))
-        return _ImportChunk(original, writes, created, updated)
+        return _ImportChunk(stored, writes, created, updated)
 
     def _import_history(self, cur: Cursor, at: str | None, who: str, done: _ImportChunk) -> None:
         """One ``import`` history row per binding a chunk wrote (its fields before and after)."""
-        history = []
+        history: list[tuple[str, str | None, str, str, str, str, str | None, str | None]] = []
+        original = done.original
         for pair, (_, row) in done.writes.items():
-            old, new = changed_fields(done.original.get(pair), row.binding)
+            before = original.get(pair)
+            if before is None:  # created: the whole record, written straight from its row
+                after = created_history_json(row.values)
+                history.append((history_id(), at, who, "import", pair[0], pair[1], None, after))
+                continue
+            old, new = changed_fields(before, row.binding)
             history.append((history_id(), at, who, "import", row.kind, row.key, _json(old), _json(new)))
-        for i in range(0, len(history), _CHUNK):
-            self._insert_history(cur, history[i : i + _CHUNK])
+        if history:
+            self._insert_history(cur, history)  # one executemany / COPY per chunk of the import
 
     def _held_public(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> list[tuple[int, str]]:
         """The lines among ``writes`` that would make a held ARK public (a chunk of ids per statement)."""
         by_naan: dict[str, list[tuple[int, str, str]]] = {}
+        unheld: dict[str, bool] = {}  # NAAN -> holds none (most imports: no ids to look up)
         for number, row in writes:
-            if row.kind == "ark" and row.status == "public" and row.naan is not None:
-                by_naan.setdefault(row.naan, []).append((number, row.key, row.key[len(f"ark:{row.naan}/") :]))
+            naan = row.naan
+            if naan is not None and row.kind == "ark" and row.status == "public":
+                if naan not in unheld:
+                    self._exec(cur, "SELECT 1 FROM holds WHERE naan = ? LIMIT 1", [naan])
+                    unheld[naan] = cur.fetchone() is None
+                if not unheld[naan]:
+                    key = row.key
+                    by_naan.setdefault(naan, []).append((number, key, key[len(naan) + 5 :]))  # "ark:NAAN/"
         problems: list[tuple[int, str]] = []
         for naan, wanted in by_naan.items():
             for i in range(0, len(wanted), _CHUNK):
