@@ -171,10 +171,32 @@ def test_one_scope_rule_for_users_and_api_keys() -> None:
 def test_user_owned_api_key(store: Store) -> None:
     key, secret = store.create_api_key("99999", "fk4", label="mine", owner="ann")
     assert key.owner == "ann"
-    assert store.verify_api_key(secret) == key
+    assert store.verify_api_key(secret) is None  # its maker is not a user: the key is dead
     assert store.history("api_key", key.key_id)[0].after == {
         "label": "mine", "naan": "99999", "owner": "ann", "shoulder": "fk4"}
     assert store.check() == ["API key " + key.key_id + ": owner ann is not a user"]
+    store.add_user("ann", PASSWORD, naan="99999", shoulder="fk4")
+    assert store.verify_api_key(secret) == key
+
+
+def test_a_key_lives_only_while_its_maker_may(store: Store) -> None:
+    """A user's key stops working when the user is disabled or their scope no longer covers it
+    (regression: only the user's sessions ended, the keys went on), and works again when it does."""
+    store.add_user("ann", PASSWORD, naan="99999", shoulder="fk4")
+    key, secret = store.create_api_key("99999", "fk4", label="nightly", owner="ann")
+    local, local_secret = store.create_api_key("99999", "fk4", label="cron")  # a local command's
+    assert store.verify_api_key(secret) == key
+    store.disable_user("ann")
+    assert store.verify_api_key(secret) is None
+    store.enable_user("ann")
+    assert store.verify_api_key(secret) == key
+    store.set_user_scope("ann", naan="12345")
+    assert store.verify_api_key(secret) is None
+    store.set_user_scope("ann", naan="99999", shoulder="b5")
+    assert store.verify_api_key(secret) is None  # another shoulder
+    store.set_user_scope("ann", naan="99999")
+    assert store.verify_api_key(secret) == key  # the whole NAAN covers fk4
+    assert store.verify_api_key(local_secret) == local
 
 
 def _pidkit(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -81,6 +81,7 @@ from .rows import (
     IMPORT_SETS,
     MINTER_COLS,
     TABLES,
+    USER_COLS,
     Table,
     api_key_from_row,
     binding_from_row,
@@ -90,6 +91,7 @@ from .rows import (
     minter_from_row,
     stored_time,
     time_from_stored,
+    user_from_row,
 )
 from .search import SqlSearch
 
@@ -1428,7 +1430,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             return key, secret
 
     def verify_api_key(self, secret: str) -> ApiKey | None:
-        """The live key for ``secret``, or ``None``."""
+        """The live key for ``secret``, or ``None``.  A key a user made lives only while its maker
+        does: not once the user is disabled (or gone), nor past the user's present scope (an
+        administrator narrowed it) — the key's scope never reaches past its maker's."""
         match = _SECRET.fullmatch(secret)
         if match is None:
             return None
@@ -1437,10 +1441,19 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 cur, f"SELECT secret_hash, {API_KEY_COLS} FROM api_keys WHERE key_id = ?", (match[1],)
             )
             row = cur.fetchone()
-        if row is None or not hmac.compare_digest(str(row[0]), _hash_secret(secret)):
+            if row is None or not hmac.compare_digest(str(row[0]), _hash_secret(secret)):
+                return None
+            key = api_key_from_row(row[1:])
+            if key.revoked:
+                return None
+            if key.owner is None:
+                return key  # made by a local command: no maker to outlive
+            self._exec(cur, f"SELECT {USER_COLS} FROM users WHERE name = ?", (key.owner,))
+            maker = cur.fetchone()
+        user = user_from_row(maker) if maker is not None else None
+        if user is None or not user.active or not user.scope.allows(key.naan, key.shoulder):
             return None
-        key = api_key_from_row(row[1:])
-        return None if key.revoked else key
+        return key
 
     def revoke_api_key(self, key_id: str, *, principal: Principal | None = None) -> ApiKey:
         """Revoke a key (idempotent)."""
