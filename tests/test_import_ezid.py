@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import gzip
+import io
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -298,3 +299,25 @@ def test_an_import_stopped_half_way_leaves_nothing_and_runs_again(
     report = importers.run("ezid", ANVL, store)
     assert report.count("imported") == 5 and store.minted_count() == 5
     assert store.check() == []
+
+
+def test_a_download_that_unpacks_too_far_or_is_broken_is_refused_by_name() -> None:
+    """An upload is small, what it unpacks to need not be: past ``limit`` it is refused; a corrupt
+    deflate stream, a CSV cell past the csv module's limit: named errors, never a traceback."""
+    from pidkit.importers.ezid import read_download_bytes
+
+    bomb = gzip.compress(b"_id,_target\n" + b"x" * 5_000_000)
+    with pytest.raises(SourceError, match=r"unpacks to more than 1,000,000 bytes in 'dl.csv.gz'"):
+        read_download_bytes(bomb, "dl.csv.gz", limit=1_000_000)
+    assert read_download_bytes(gzip.compress(b"_id\nark:/99999/fk4a\n"), "dl.csv.gz", limit=100)
+    broken = bytearray(gzip.compress(b"_id,_target\nark:/99999/fk4a,https://e.org/\n" * 50))
+    broken[20:30] = b"\xff" * 10  # the deflate stream, not the header
+    with pytest.raises(SourceError, match="a broken gzip file"):
+        read_download_bytes(bytes(broken), "dl.csv.gz")
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("dl.csv", b"_id\n" + b"y" * 3000)
+    with pytest.raises(SourceError, match="unpacks to more than 1,000 bytes"):
+        read_download_bytes(packed.getvalue(), "dl.zip", limit=1000)
+    with pytest.raises(SourceError, match=r"not CSV \(field larger than field limit"):
+        read_download_bytes(b'_id,_target\nark:/99999/fk4a,"' + b"z" * 200_000 + b'"\n', "dl.csv")

@@ -398,6 +398,21 @@ def test_ezid_download_upload(office: Office) -> None:
     assert r.status_code == 422 and "outside your scope" in r.text  # NAAN B's
 
 
+def test_an_ezid_upload_that_unpacks_too_far_is_refused(office: Office,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small gzip that unpacks past the limit is refused by name (4xx, never a 500), as is a broken one."""
+    client, store = office
+    csrf = sign_in(client, "ann")
+    monkeypatch.setattr(officeimport, "UNPACKED_LIMIT", 100_000)
+    head = b":: ark:/99999/fk4big\n_target: https://example.org/\nerc.what: "
+    bomb = gzip.compress(head + b"w" * 1_000_000)
+    r = _upload(client, csrf, bomb, fmt="ezid", name="dl.txt.gz")
+    assert 400 <= r.status_code < 500 and "unpacks to more than 100,000 bytes" in r.text, r.text
+    r = _upload(client, csrf, b"\x1f\x8b" + b"\x00" * 40, fmt="ezid", name="dl.txt.gz")
+    assert 400 <= r.status_code < 500 and "a broken gzip file" in r.text, r.text
+    assert store.get_binding("ark:99999/fk4big") is None
+
+
 def test_staging_directory_must_be_private(office: Office, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     client, store = office

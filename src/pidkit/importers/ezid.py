@@ -43,9 +43,10 @@ import io
 import os
 import xml.etree.ElementTree as ET
 import zipfile
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import IO, Any, Final
 
 from ..anvl import ezid_unescape
 from ..errors import PidkitError
@@ -142,6 +143,13 @@ def read_csv(text: str, source: str = "<csv>") -> list[EzidRecord]:
     {'_owner': 'apitest', 'erc.when': '1922'}
     """
     reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        return _csv_records(reader, source)
+    except csv.Error as exc:  # e.g. a cell longer than the csv module's field limit
+        raise SourceError(f"not CSV ({exc})", text=source, line=reader.line_num) from None
+
+
+def _csv_records(reader: Any, source: str) -> list[EzidRecord]:
     header = next(reader, None)
     if header is None or "_id" not in header:
         raise SourceError("a CSV download needs an '_id' column", text=source, line=1)
@@ -196,21 +204,39 @@ def read_xml(data: bytes, source: str = "<xml>") -> list[EzidRecord]:
     return out
 
 
-def _decompress(data: bytes, source: str) -> bytes:
+def _decompress(data: bytes, source: str, limit: int | None = None) -> bytes:
+    """``data`` unpacked if it is gzip or a one-file ZIP; ``limit``: the most bytes it may unpack to
+    (a small upload can expand to gigabytes), ``None`` for no limit.
+
+    >>> _decompress(gzip.compress(b"x" * 100), "dl.txt.gz", limit=10)
+    Traceback (most recent call last):
+    ...
+    pidkit.importers.common.SourceError: the download unpacks to more than 10 bytes in 'dl.txt.gz'
+    """
+
+    def capped(f: IO[bytes] | gzip.GzipFile) -> bytes:
+        out = f.read() if limit is None else f.read(limit + 1)
+        if limit is not None and len(out) > limit:
+            raise SourceError(f"the download unpacks to more than {limit:,} bytes", text=source)
+        return out
+
+    broken = (OSError, EOFError, zlib.error, RuntimeError, NotImplementedError, zipfile.BadZipFile)
     if data[:2] == b"\x1f\x8b":
         try:
-            return gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
+                return capped(g)
+        except broken as exc:
             raise SourceError(f"a broken gzip file ({exc})", text=source) from None
     if data[:4] == b"PK\x03\x04":
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                names = [n for n in archive.namelist() if not n.endswith("/")]
-                if len(names) != 1:
-                    raise SourceError(f"a ZIP download holds one file, this one {len(names)}", text=source)
-                return archive.read(names[0])
-        except zipfile.BadZipFile as exc:
-            raise SourceError(f"a broken ZIP file ({exc})", text=source) from None
+                files = [i for i in archive.infolist() if not i.is_dir()]
+                if len(files) != 1:
+                    raise SourceError(f"a ZIP download holds one file, this one {len(files)}", text=source)
+                with archive.open(files[0]) as f:
+                    return capped(f)
+        except broken as exc:  # encrypted (RuntimeError), an unknown method (NotImplementedError), ...
+            raise SourceError(f"a broken or unreadable ZIP file ({exc})", text=source) from None
     return data
 
 
@@ -227,16 +253,18 @@ def read_download(path: str | os.PathLike[str]) -> list[EzidRecord]:
     return read_download_bytes(raw, os.fspath(path), source)
 
 
-def read_download_bytes(raw: bytes, name: str, source: str | None = None) -> list[EzidRecord]:
+def read_download_bytes(raw: bytes, name: str, source: str | None = None, *,
+                        limit: int | None = None) -> list[EzidRecord]:
     """Every record of a download's bytes (:func:`read_download`; ``name``, the file's name, tells the
-    format as its extension does, ``source`` names it in messages).
+    format as its extension does, ``source`` names it in messages, ``limit`` bounds what a compressed
+    download may unpack to).
 
     >>> data = b"_id,_target\\r\\nark:/99999/fk4x,https://e.org/\\r\\n"
     >>> [r.identifier for r in read_download_bytes(data, "dl.csv")]
     ['ark:/99999/fk4x']
     """
     source = source or name
-    data = _decompress(raw, source)
+    data = _decompress(raw, source, limit)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -364,7 +392,7 @@ def import_ezid(
 
 
 def upload_bindings(
-    raw: bytes, name: str, *, drop_extra: bool = False
+    raw: bytes, name: str, *, drop_extra: bool = False, limit: int | None = None
 ) -> tuple[list[tuple[str, Binding]], list[Outcome]]:
     """A download's bytes (``name``: the file's name) as the bindings an import writes, each with
     where it is in the download (``line 3``, ``row 2``, ``record 5``), and the outcome of every record
@@ -376,7 +404,7 @@ def upload_bindings(
     [('line 1', 'ark:99999/fk4x', 'https://e.org/')]
     """
     builder = DumpBuilder("ezid")
-    report = records_report(read_download_bytes(raw, name), builder, name, drop_extra=drop_extra)
+    report = records_report(read_download_bytes(raw, name, limit=limit), builder, name, drop_extra=drop_extra)
     found = [(o.where, binding_from_row(builder.binding(str(ark_id(o.id)))))
              for o in report.outcomes if o.action == "imported"]  # fmt: skip
     return found, list(report.outcomes)

@@ -87,6 +87,8 @@ FORMATS: Final = {
     "csv": "CSV with pidkit's columns (as pidkit exports)",
     "ezid": "EZID batch download (ANVL, CSV or XML; plain, gzip or ZIP)",
 }
+#: The most a compressed EZID download (gzip, ZIP) may unpack to: 64 MiB.
+UNPACKED_LIMIT: Final = 64 * 2**20
 #: How long a previewed import waits for its confirmation.
 STAGED_FOR: Final = _dt.timedelta(hours=1)
 #: Most bad lines listed on the preview (all are counted).
@@ -196,7 +198,7 @@ def to_lines(kind: str, filename: str, data: bytes) -> Checked:
     bad: list[tuple[str, str]] = []
     notes: list[str] = []
     if kind == "ezid":
-        found, outcomes = upload_bindings(data, filename or "upload")
+        found, outcomes = upload_bindings(data, filename or "upload", limit=UNPACKED_LIMIT)
         for where, b in found:
             lines.append(binding_line(b).rstrip("\n"))
             wheres.append(where)
