@@ -154,6 +154,14 @@ def test_a_create_that_loses_a_race_is_refused(ezid: tuple[TestClient, Store],
     assert b is not None and b.target == "https://example.org/first"
 
 
+def test_a_charset_that_decodes_nothing_is_a_bad_request(ezid: tuple[TestClient, Store]) -> None:
+    c, _ = ezid
+    for charset in ("undefined", "nonesuch"):
+        r = c.put("/ezid/id/ark:/99999/b5cs", content=b"_target: https://example.org/", headers={
+            **basic("ann"), "Content-Type": f"text/plain; charset={charset}"})
+        assert r.status_code == 400 and r.text.startswith("error: bad request - "), r.text
+
+
 def test_create_errors(ezid: tuple[TestClient, Store]) -> None:
     c, store = ezid
     r = c.put("/ezid/id/ark:/99999/b5new", content=b"_target: https://example.org/")

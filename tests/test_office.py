@@ -489,6 +489,8 @@ def test_find_dates_sorting_and_errors(office: tuple[TestClient, Store]) -> None
     assert f'value="{today}"' in r.text and 'type="date"' in r.text
     r = client.get("/office/find", params={"from": "2099-01-01"})
     assert r.status_code == 200 and "No ARK matches." in r.text and "0 ARKs match." in r.text
+    r = client.get("/office/find", params={"from": today, "until": "9999-12-31", "status": "reserved"})
+    assert r.status_code == 200 and _listed(r.text) == ["ark:99999/fk4res"]  # the last day: no overflow
     for query, said in (({"from": "2024-02-30"}, "from: &#x27;2024-02-30&#x27; is not a date"),
                         ({"until": "tomorrow"}, "until: &#x27;tomorrow&#x27; is not a date (YYYY-MM-DD)"),
                         ({"from": "2024-05-02", "until": "2024-05-01"},

@@ -413,6 +413,35 @@ def test_an_ezid_upload_that_unpacks_too_far_is_refused(office: Office,
     assert store.get_binding("ark:99999/fk4big") is None
 
 
+def test_a_confirmation_that_failed_can_be_made_again(office: Office,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An inline import the store failed (not refused: an error) leaves its staged copy confirmable."""
+    client, store = office
+    csrf = sign_in(client, "ann")
+    token = _token(_upload(client, csrf, _line("ark:99999/fk4again").encode()).text)
+    real = type(store).import_jsonl
+
+    def down(self: Store, *a: object, **k: object) -> object:
+        raise OSError("the database went away")
+
+    monkeypatch.setattr(type(store), "import_jsonl", down)
+    quiet = TestClient(client.app, follow_redirects=False, raise_server_exceptions=False,
+                       cookies=dict(client.cookies))  # fmt: skip
+    assert quiet.post("/office/import/apply", data={"csrf": csrf, "token": token}).status_code >= 500
+    monkeypatch.setattr(type(store), "import_jsonl", real)
+    r = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
+    assert r.status_code == 200 and "<h1>Imported</h1>" in r.text
+    assert store.get_binding("ark:99999/fk4again") is not None
+
+
+def test_export_place_is_checked_before_the_download(office: Office) -> None:
+    client, _ = office
+    sign_in(client, "ann")
+    for place in ("99999/\x00", "99999/fk-4", "9 9"):
+        r = client.get("/office/export/download", params={"place": place, "format": "csv"})
+        assert r.status_code in (400, 403) and "content-disposition" not in r.headers, place
+
+
 def test_staging_directory_must_be_private(office: Office, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     client, store = office

@@ -100,6 +100,15 @@ def test_text_all_words_prefix_on_the_last(store: Store) -> None:
     assert keys(store, text="%_") == keys(store)  # no word: no text condition
 
 
+def test_huge_metadata_is_written_and_its_beginning_found(store: Store) -> None:
+    """A binding with megabytes of distinct words is written on both backends (a PostgreSQL tsvector
+    holds at most 1 MB: only a binding's first 100,000 characters are indexed there)."""
+    words = " ".join(f"w{i:07d}" for i in range(200_000))  # 1.8 MB, every word distinct
+    store.bind("ark:99999/fk4huge", "https://example.org/huge", erc=Erc(what="Ledger"),
+               extra={"dc.description": words}, force=True)  # fmt: skip
+    assert keys(store, text="ledger w0000001") == ["ark:99999/fk4huge"]
+
+
 def test_status_and_date_range(store: Store) -> None:
     assert keys(store, status="reserved") == ["ark:12346/x5secret", "ark:99999/b5four"]
     assert keys(store, status="unavailable") == ["ark:12346/x5gone"]

@@ -61,12 +61,13 @@ def quote(cell: str) -> str:
 
 
 def unquote(cell: str) -> str:
-    """The value of a cell :func:`quote` wrote (one leading ``'`` removed).
+    """The value of a cell :func:`quote` wrote: its ``'`` removed where :func:`quote` put one (before a
+    formula's first character or another ``'``), a hand-written leading ``'`` kept.
 
-    >>> unquote("'=SUM(A1)"), unquote("''x"), unquote("plain")
-    ('=SUM(A1)', "'x", 'plain')
+    >>> unquote("'=SUM(A1)"), unquote("''x"), unquote("plain"), unquote("'Tis the season")
+    ('=SUM(A1)', "'x", 'plain', "'Tis the season")
     """
-    return cell[1:] if cell.startswith("'") else cell
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith((*_FORMULA, "'")) else cell
 
 
 def binding_row(b: Binding) -> list[str]:

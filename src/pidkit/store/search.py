@@ -296,7 +296,7 @@ class SqlSearch:
                 common.append((f"b.{column} = ?", [value]))
         if search.since is not None:
             common.append((f"b.{search.on} >= ?", [_day_start(search.since)]))
-        if search.until is not None:
+        if search.until is not None and search.until < _dt.date.max:  # until 9999-12-31: no upper bound
             common.append((f"b.{search.on} < ?", [_day_start(search.until + _dt.timedelta(days=1))]))
         # keys as ranges in code point order (the index's): the ARK asked for, and for the page the
         # scope's keys, which all begin ark:NAAN/SHOULDER (redundant with the conditions above, but it

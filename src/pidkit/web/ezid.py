@@ -215,6 +215,8 @@ async def _elements(request: Request) -> dict[str, str]:
     except UnicodeDecodeError as exc:
         where = f"byte {exc.start + 1}"
         raise EzidRefusalError(400, f"the request body is not {charset} text ({where})") from None
+    except UnicodeError:  # a codec that decodes nothing (e.g. "undefined")
+        raise EzidRefusalError(400, f"the request body cannot be read as {charset!r}") from None
     try:
         return read_ezid_record(text)
     except AnvlError as exc:
@@ -329,7 +331,8 @@ def mint(request: Request, shoulder: str, elements: Mapping[str, str]) -> Respon
     sample = f"ark:{naan}/{prefix}"
     apply_change(None, new_binding("ark", sample, sample), change_for(sample), _dt.datetime.now(_dt.UTC))
     (minted,) = store.mint(minter.name, 1, principal=Principal.user(user.name))
-    b = store.change("ark", minted, change_for(minted), principal=Principal.user(user.name))
+    # a minted id is new: a binding someone made of it meanwhile (by hand) is never merged into
+    b = store.change("ark", minted, change_for(minted), principal=Principal.user(user.name), only_new=True)
     return _success(ezid_id(b.key), status=201)
 
 

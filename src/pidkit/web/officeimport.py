@@ -51,6 +51,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from ..ark.chars import check_naan, check_shoulder
 from ..codecs import iso_z
 from ..errors import PidkitError
 from ..importers.common import plural
@@ -509,7 +510,11 @@ def import_apply(request: Request, signed: Signed, form: dict[str, str]) -> Resp
         return office_page("Import", message(gone, bad=True) + _import_form(signed), signed, status=410)
     store, user = store_of(request), signed.user
     if total <= INLINE_LINES:
-        outcome = _apply(store, user, got)
+        try:
+            outcome = _apply(store, user, got)
+        except BaseException:
+            status_path.unlink(missing_ok=True)  # not applied: may be confirmed again
+            raise
         path.unlink(missing_ok=True)
         status_path.unlink(missing_ok=True)
         return _outcome(signed, source, outcome)
@@ -648,6 +653,12 @@ def export_place(request: Request, place: str = "", format: str = "jsonl") -> Re
     naan, _, shoulder = place.partition("/")
     if format not in ("jsonl", "csv"):
         return _export_form(request, signed, "Choose JSON Lines or CSV.", 400)
+    try:  # checked before the download starts (a NUL, say, would end it half-way on PostgreSQL)
+        check_naan(naan)
+        if shoulder:
+            check_shoulder(shoulder)
+    except PidkitError as exc:
+        return _export_form(request, signed, str(exc), 400)
     if not naan or not signed.user.scope.allows(naan, shoulder or None):
         return _export_form(request, signed, f"{place or 'Nothing'} is not within your scope "
                             f"({_scope_text(signed.user)}).", 403)  # fmt: skip

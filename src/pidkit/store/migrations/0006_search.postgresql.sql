@@ -3,9 +3,10 @@
 -- is made a space first, so URLs and e-mail addresses split into words as SQLite's FTS5 splits them),
 -- lower-cased by the 'simple' configuration (no stemming, no stop words, accents kept).  The column is
 -- computed by PostgreSQL on every insert and update (adding it fills it for the rows there: the backfill);
--- a dump names its columns, so it never carries it.
+-- a dump names its columns, so it never carries it.  Only the first 100,000 characters of a binding's
+-- text are indexed: a tsvector holds at most 1 MB, and a write must never fail for its metadata's size.
 CREATE FUNCTION pidkit_extra_text(extra text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce(string_agg(value, ' '), '') FROM json_each_text(extra::json) $$;
-ALTER TABLE bindings ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, regexp_replace(key || ' ' || coalesce(target, '') || ' ' || erc_who || ' ' || erc_what || ' ' || erc_when || ' ' || erc_where || ' ' || support_who || ' ' || support_what || ' ' || support_when || ' ' || support_where || ' ' || pidkit_extra_text(extra), '[^[:alnum:]]+', ' ', 'g'))) STORED;
+ALTER TABLE bindings ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, regexp_replace(left(key || ' ' || coalesce(target, '') || ' ' || erc_who || ' ' || erc_what || ' ' || erc_when || ' ' || erc_where || ' ' || support_who || ' ' || support_what || ' ' || support_when || ' ' || support_where || ' ' || pidkit_extra_text(extra), 100000), '[^[:alnum:]]+', ' ', 'g'))) STORED;
 CREATE INDEX bindings_search ON bindings USING gin (search) WHERE kind = 'ark';
 -- Keys in code point order (COLLATE "C", as SQLite's BINARY): the order of a Find by key, and key prefixes
 -- as ranges, whatever the database's collation.
