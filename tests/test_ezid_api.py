@@ -162,6 +162,27 @@ def test_a_charset_that_decodes_nothing_is_a_bad_request(ezid: tuple[TestClient,
         assert r.status_code == 400 and r.text.startswith("error: bad request - "), r.text
 
 
+def test_never_reserved_again_is_decided_on_the_stored_row(ezid: tuple[TestClient, Store],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update that read the id while still reserved, and writes after it was made public, is refused
+    as EZID's invalid transition (the store checks the row it locks, not the request's early read)."""
+    c, store = ezid
+    assert c.put("/ezid/id/ark:/99999/b5pub", content=b"_status: reserved",
+                 headers=basic("ann")).status_code == 201  # fmt: skip
+    stale = store.get_binding("ark:99999/b5pub")
+    assert stale is not None and stale.status == "reserved"
+    assert c.post("/ezid/id/ark:/99999/b5pub", content=b"_target: https://example.org/p\n_status: public",
+                  headers=basic("ann")).status_code == 200  # fmt: skip
+    monkeypatch.setattr(type(store), "get_binding", lambda self, *a, **k: stale)  # the read saw "reserved"
+    for path in ("/ezid/id/ark:/99999/b5pub", "/ezid/id/ark:/99999/b5pub?update_if_exists=yes"):
+        send = c.post if "?" not in path else c.put
+        r = send(path, content=b"_status: reserved", headers=basic("ann"))
+        assert r.status_code == 400 and "invalid transition" in r.text, r.text
+    monkeypatch.undo()
+    b = store.get_binding("ark:99999/b5pub")
+    assert b is not None and b.status == "public"
+
+
 def test_create_errors(ezid: tuple[TestClient, Store]) -> None:
     c, store = ezid
     r = c.put("/ezid/id/ark:/99999/b5new", content=b"_target: https://example.org/")

@@ -265,12 +265,14 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def change(
         self, kind: str, value: str, change: BindingChange, *, force: bool = False,
-        principal: Principal | None = None, only_new: bool = False,
+        principal: Principal | None = None, only_new: bool = False, never_reserve: bool = False,
     ) -> Binding:
         """Apply a partial change (:class:`~pidkit.store.changes.BindingChange`, e.g. from a JSON merge
         patch) to the binding of ``value`` read as ``kind`` — what :meth:`bind` and :meth:`bind_id` do.
         ``only_new``: create only — :class:`~pidkit.errors.ConflictError` if the id is bound already,
-        decided inside the write transaction (two concurrent creates: one wins, the other is refused)."""
+        decided inside the write transaction (two concurrent creates: one wins, the other is refused).
+        ``never_reserve``: :class:`~pidkit.errors.ConflictError` if the change would make a binding that
+        is not reserved (published once) reserved again — EZID's rule, decided on the stored row."""
 
     @abc.abstractmethod
     def delete(self, kind: str, value: str, *, principal: Principal | None = None) -> Binding:

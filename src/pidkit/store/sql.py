@@ -630,6 +630,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         force: bool = False,
         principal: Principal | None = None,
         only_new: bool = False,
+        never_reserve: bool = False,
     ) -> Binding:
         """Create or partially update one binding (see :meth:`Store.bind`): in one write transaction,
         the stored row is read (and locked), :func:`~pidkit.store.changes.apply_change` decides the new
@@ -650,6 +651,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             if only_new and before is not None:
                 raise ConflictError("already bound (a create never changes an existing binding)", text=text)
             after = apply_change(before, start, change, stamp)
+            if never_reserve and before is not None and before.status != "reserved" == after.status:
+                raise ConflictError("an identifier made public is never reserved again", text=text)
             if before is not None and after == dataclasses.replace(before, updated=stamp):
                 return before
             if after.status == "public" and kind == "ark" and self._held(cur, naan, key):
@@ -722,15 +725,17 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         force: bool = False,
         principal: Principal | None = None,
         only_new: bool = False,
+        never_reserve: bool = False,
     ) -> Binding:
         """Apply a partial change to the binding of ``value`` read as ``kind``."""
         if kind == "ark":
             k = ark_key(_lookup(value))
             return self._change("ark", k.key, value, change, naan=k.naan, shoulder=k.shoulder, force=force,
-                                principal=principal, only_new=only_new)  # fmt: skip
+                                principal=principal, only_new=only_new,
+                                never_reserve=never_reserve)  # fmt: skip
         key = canonical(kind, _lookup(value))
         return self._change(kind, key, value, change, naan=None, shoulder=None, principal=principal,
-                            only_new=only_new)  # fmt: skip
+                            only_new=only_new, never_reserve=never_reserve)  # fmt: skip
 
     def bind_id(
         self,
