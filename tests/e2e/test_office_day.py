@@ -192,7 +192,7 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             assert page.get_by_text("withdrawn", exact=True).first.is_visible()
             check("withdrawn")
             page.get_by_role("link", name="Find").click()
-            page.get_by_label("ARK begins with").fill(arks[1])
+            page.get_by_label("ARK or its beginning").fill(arks[1])
             page.get_by_label("Status").select_option("unavailable")
             page.get_by_role("button", name="Find").click()
             page.wait_for_url("**/office/find?*")

@@ -433,7 +433,7 @@ def _narrowest(*prefixes: str) -> list[str]:
     >>> _narrowest("ark:99999/fk4x", "ark:99999/"), _narrowest("", "ark:99999/"), _narrowest("a", "b")
     (['ark:99999/fk4x'], ['ark:99999/'], ['a', 'b'])
     """
-    given = sorted({p for p in prefixes if p}, key=len)
+    given = sorted({p for p in prefixes if p}, key=lambda p: (len(p), p))  # one order, whatever the hash seed
     if all(longer.startswith(shorter) for shorter, longer in itertools.pairwise(given)):
         return given[-1:]
     return given
