@@ -29,12 +29,14 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def demo_server(data_dir: Path, port: int) -> Iterator[tuple[str, dict[str, str], str]]:
-    """Start the demo; yield (base URL, {role: ark}, everything printed before the URL line)."""
+def demo_server(data_dir: Path, port: int,
+                db: str | None = None) -> Iterator[tuple[str, dict[str, str], str]]:
+    """Start the demo (in ``db`` if given); yield (base URL, {role: ark}, everything printed before the
+    URL line)."""
     env = {k: v for k, v in os.environ.items() if k != "PIDKIT_DATABASE_URL"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "pidkit", "serve", "--demo", "--port", str(port), "--data-dir", str(data_dir),
-         "--log-level", "warning"],
+         "--log-level", "warning", *(["--db", db] if db else [])],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
     )
     try:

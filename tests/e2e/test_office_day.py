@@ -17,12 +17,9 @@ import csv
 import io
 import os
 import re
-import signal
 import sqlite3
-import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -33,53 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_browser import ARGS, CHROMIUM, VIEWPORTS, _need_browser
 from test_office_browser import SIGNIN, _axe
 
-from test_demo import LISTENING, free_port
+from test_demo import demo_server, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("PIDKIT_SCREENSHOTS") or ROOT / "build" / "screenshots")
 SECRET = re.compile(r"^pk_\S+$")
-
-
-@contextlib.contextmanager
-def serve_demo(db: str, data: Path) -> Iterator[tuple[str, str, str]]:
-    """``pidkit serve --demo --db DB`` on a free port; yield (base URL, demo user, its password)."""
-    env = {k: v for k, v in os.environ.items() if k != "PIDKIT_DATABASE_URL"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pidkit", "serve", "--demo", "--db", db, "--data-dir", str(data),
-         "--port", str(free_port()), "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        seen: list[str] = []
-        base = None
-        deadline = time.monotonic() + 60
-        while base is None and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if m := LISTENING.search(line):
-                base = m.group(1)
-        output = "".join(seen)
-        signin = SIGNIN.search(output)
-        assert base is not None and signin is not None, output
-        for _ in range(100):
-            with contextlib.suppress(httpx.TransportError):
-                httpx.get(base + ".well-known/ark", timeout=2)
-                break
-            time.sleep(0.1)
-        yield base, signin[2], signin[3]
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
 
 
 def _expire_sessions(db: str) -> int:
@@ -112,7 +67,11 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
     shots.mkdir(parents=True, exist_ok=True)
     size = VIEWPORTS[viewport]
     taken: list[Path] = []
-    with serve_demo(store_db, tmp_path / "data") as (base, user, password), sync_playwright() as pw:
+    server = demo_server(tmp_path / "data", free_port(), db=store_db)
+    with server as (base, _, output), sync_playwright() as pw:
+        signin = SIGNIN.search(output)
+        assert signin is not None, output
+        user, password = signin[2], signin[3]
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
             context = browser.new_context(viewport=size, accept_downloads=True)  # type: ignore[arg-type]
