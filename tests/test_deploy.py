@@ -33,7 +33,8 @@ from typing import Any
 import pytest
 import yaml
 
-from test_docs import Block, check_nginx_block, free_port, raw_get, wait_for_port
+from test_docs import Block, check_nginx_block, raw_get
+from test_edge import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"

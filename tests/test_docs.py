@@ -30,10 +30,8 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,6 +40,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
+from test_edge import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -220,28 +220,7 @@ def fresh_schema(base_url: str) -> Iterator[str]:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
-# --- nginx ---------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def wait_for_port(port: int, proc: subprocess.Popen[Any], what: str, timeout: float = 30) -> None:
-    """Wait until something accepts connections on ``port`` (or fail with the process's output)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out = proc.stdout.read() if proc.stdout else ""
-            pytest.fail(f"{what} exited with {proc.returncode}:\n{out}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            return
-        time.sleep(0.1)
-    pytest.fail(f"{what} did not listen on port {port} within {timeout} s")
+# --- nginx (free_port and wait_for_port: tests/test_edge.py's) -------------------------------------------
 
 
 def raw_get(port: int, path: str) -> tuple[int, dict[str, str], str]:
