@@ -330,7 +330,10 @@ def test_write_map_streams(tmp_path: Path) -> None:
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-    assert report.mapped == 2 * n and report.case_collisions == 0
+    # The filter is a Bloom filter: a false positive leaves a path to pidkit (never a wrong answer).  At
+    # 2**23 bits and 40,000 paths the expected number is about 0.1 (a CI run once saw 1), so the test
+    # counts every path as mapped or left, and allows a few false positives.
+    assert report.mapped + report.case_collisions == 2 * n and report.case_collisions <= 3
     assert peak < 4 * 2**20, peak  # the 1 MiB filter and a page of bindings; the map itself is 4.7 MB
     assert (tmp_path / "map.conf").stat().st_size > 4.5 * 10**6
 

@@ -402,32 +402,35 @@ def test_app_reads_the_registry_in_force(tmp_path: Path, monkeypatch: pytest.Mon
         assert _location(c, "/ark:13030/x") == (302, "https://n2t.net/ark:13030/x")  # not in that registry
 
 
-def test_not_served_is_remembered_one_second(store_url: str) -> None:
-    """An unbound ARK under a NAAN the store does not serve costs one store read; a NAAN added meanwhile
-    is served within NOT_SERVED_TTL (its bound ARKs at once)."""
+def test_served_naans_are_read_once_a_second(store_url: str) -> None:
+    """ARKs under many NAANs the store does not serve cost one read of the store's NAANs per SERVED_TTL,
+    not one read per NAAN; a NAAN added meanwhile is served within SERVED_TTL (its bound ARKs at once)."""
     import asyncio
 
     from pidkit.web.batch import LookupBatcher, in_thread
-    from pidkit.web.lookups import NOT_SERVED_TTL, StoreLookup
+    from pidkit.web.lookups import SERVED_TTL, StoreLookup
     from pidkit.web.stores import StoreHolder
 
     with open_store(store_url) as store:
+        store.add_naan("99999")
         holder = StoreHolder(lambda: store, owned=False)
         now = [0.0]
         lookup = StoreLookup(holder, LookupBatcher(in_thread(holder.get)), clock=lambda: now[0])
-        reads: list[str] = []
-        original = store.get_naan
+        reads: list[frozenset[str]] = []
+        original = store.naan_names
 
-        def counting(naan: str) -> object:
-            reads.append(naan)
-            return original(naan)
+        def counting() -> frozenset[str]:
+            reads.append(original())
+            return reads[-1]
 
-        store.get_naan = counting  # type: ignore[method-assign,assignment]
-        assert asyncio.run(lookup.naan_served("12148")) is False
-        assert asyncio.run(lookup.naan_served("12148")) is False
-        assert reads == ["12148"]
+        store.naan_names = counting  # type: ignore[method-assign]
+        foreign = [f"{n:05d}" for n in range(10000, 10500)]
+        assert [asyncio.run(lookup.naan_served(naan)) for naan in foreign] == [False] * len(foreign)
+        assert asyncio.run(lookup.naan_served("99999")) is True
+        assert len(reads) == 1
         store.add_naan("12148", "now served here")
-        now[0] = NOT_SERVED_TTL
+        assert asyncio.run(lookup.naan_served("12148")) is False  # within the second
+        now[0] = SERVED_TTL
         assert asyncio.run(lookup.naan_served("12148")) is True
-        assert asyncio.run(lookup.naan_served("12148")) is True  # a "yes" is never remembered
-        assert reads == ["12148"] * 3
+        assert asyncio.run(lookup.naan_served("10001")) is False
+        assert reads == [frozenset({"99999"}), frozenset({"99999", "12148"})]

@@ -157,6 +157,18 @@ class Store(abc.ABC):
     def list_naans(self) -> list[Naan]:
         """Every NAAN, in string order."""
 
+    def naan_names(self) -> frozenset[str]:
+        """The NAANs this store serves, without their shoulders (one read: what a resolver keeps in
+        memory to tell a NAAN of its own from a foreign one).
+
+        >>> from pidkit.store import open_store
+        >>> with open_store("sqlite:///:memory:") as s:
+        ...     _ = s.add_naan("99999", shoulders=["fk4"])
+        ...     sorted(s.naan_names())
+        ['99999']
+        """
+        return frozenset(n.naan for n in self.list_naans())
+
     # -- minters ------------------------------------------------------------------------------------
     @abc.abstractmethod
     def create_minter(

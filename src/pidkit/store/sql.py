@@ -418,6 +418,12 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             self._exec(cur, "SELECT naan FROM naans ORDER BY naan")
             return [self._naan(cur, row[0]) for row in cur.fetchall()]
 
+    def naan_names(self) -> frozenset[str]:
+        """The NAANs this store serves (one statement)."""
+        with self._transaction(write=False) as cur:
+            self._exec(cur, "SELECT naan FROM naans")
+            return frozenset(row[0] for row in cur.fetchall())
+
     # -- minters ------------------------------------------------------------------------------------
     def create_minter(
         self, name: str, *, naan: str, template: str, seed: int | None = None,

@@ -13,11 +13,13 @@ app's store, running each read where the store says it belongs (:attr:`pidkit.st
 * ``thread`` — and a store not open yet (opening may wait up to
   :data:`~pidkit.web.stores.OPEN_WAIT` seconds for another request that is opening it): in a thread.
 
-"Not served" answers are remembered for :data:`NOT_SERVED_TTL` second (at most
-:data:`MAX_NOT_SERVED` NAANs): an ARK under a NAAN the store does not serve — every ARK the NAAN
-registry or N2T answers — then costs one store read (its binding), as a bound ARK does, not two.  A NAAN
-added meanwhile is served (its unbound ARKs a 404) at the latest a second later; its bound ARKs resolve at
-once (the binding is always read first).
+Which NAANs the store serves is kept in memory, a set read again at most every :data:`SERVED_TTL`
+second with one statement (:meth:`pidkit.store.Store.naan_names`; while it is being read again, other
+requests use the set already in memory): an ARK under a NAAN the store does not serve — every ARK the
+NAAN registry or N2T answers — then costs one store read (its binding), as a bound ARK does, however
+many NAANs the requests spread over.  A NAAN added meanwhile is served (its unbound ARKs a 404) at the
+latest a second later; its bound ARKs resolve at once (the binding is always read first).  NAANs are
+never removed from a store.
 
 The public NAAN registry is read from memory (:class:`RegistryHolder`): loaded once when the app is
 built, then, at most every ``PIDKIT_REGISTRY_CHECK`` seconds (not per request), one ``stat`` of the file
@@ -48,7 +50,6 @@ from typing import Final, Protocol, TypeVar
 import anyio.to_thread
 
 from .. import registry as _registry
-from ..errors import NotFoundError
 from ..store import Resolution, Store
 from ..store.base import LookupMode
 from .batch import MAX_BATCHED_COST, LookupBatcher, lookup_cost
@@ -58,10 +59,8 @@ __all__ = ["Lookup", "RegistryHolder", "StoreLookup"]
 
 _log = logging.getLogger("pidkit.web")
 
-#: Seconds a "this NAAN is not served here" answer is reused (see the module docstring).
-NOT_SERVED_TTL: Final = 1.0
-#: The most NAANs remembered as not served (then the memory starts afresh: no request can grow it).
-MAX_NOT_SERVED: Final = 4096
+#: Seconds the set of NAANs the store serves is reused (see the module docstring).
+SERVED_TTL: Final = 1.0
 
 T = TypeVar("T")
 
@@ -84,7 +83,9 @@ class StoreLookup:
         self.holder = holder
         self.batcher = batcher
         self._clock = clock
-        self._not_served: dict[str, float] = {}  # NAAN -> until when "not served" holds
+        self._served: frozenset[str] | None = None  # the NAANs the store serves, once read
+        self._served_until = 0.0  # until when (of clock) that set holds
+        self._reading_served = False  # a request is reading it again
 
     def _mode(self) -> LookupMode:
         store = self.holder.peek()  # never opens the store on the event loop
@@ -103,25 +104,17 @@ class StoreLookup:
         return await self._run(lambda store: store.resolve(text), inline=mode == "inline")
 
     async def naan_served(self, naan: str) -> bool:
-        """True if the store holds ``naan``, read where the store says (never batched); a "no" is reused
-        for :data:`NOT_SERVED_TTL` second."""
-        until = self._not_served.get(naan)
-        if until is not None and self._clock() < until:
-            return False
-
-        def served(store: Store) -> bool:
+        """True if the store holds ``naan``: a look in the set of the store's NAANs, read again (where
+        the store says, never batched) when it is older than :data:`SERVED_TTL` second."""
+        served = self._served
+        if served is None or (self._clock() >= self._served_until and not self._reading_served):
+            self._reading_served = True
             try:
-                store.get_naan(naan)
-            except NotFoundError:
-                return False
-            return True
-
-        answer = await self._run(served, inline=self._mode() == "inline")
-        if not answer:
-            if len(self._not_served) >= MAX_NOT_SERVED:
-                self._not_served.clear()
-            self._not_served[naan] = self._clock() + NOT_SERVED_TTL
-        return answer
+                served = await self._run(lambda store: store.naan_names(), inline=self._mode() == "inline")
+            finally:
+                self._reading_served = False
+            self._served, self._served_until = served, self._clock() + SERVED_TTL
+        return naan in served
 
 
 class RegistryHolder:
