@@ -48,8 +48,8 @@ def test_import_from_writes_the_store_and_reports_on_stderr(
 def test_import_from_refused_records_are_named_and_nothing_is_written(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 's.db'}"
     source = tmp_path / "dl.txt"
-    source.write_text(":: ark:/99999/fk4a\n_target: https://e.org/a\nerc: who: x\n\n:: ark:/99999/fk4b\n"
-                      "_target: https://e.org/b\nerc: what: y\n")  # EZID's whole-record element: no place
+    source.write_text(":: ark:/99999/fk4a\n_target: https://e.org/a\nerc: who: x%0Ahow: z\n\n"
+                      ":: ark:/99999/fk4b\n_target: https://e.org/b\nerc: what: y\nerc.what: z\n")
     r = _pidkit("import", "--from", "ezid", str(source), db=db)
     assert r.returncode == 1
     assert "Traceback" not in r.stderr

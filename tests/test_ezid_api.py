@@ -213,9 +213,32 @@ def test_create_errors(ezid: tuple[TestClient, Store]) -> None:
     assert r.status_code == 400 and "element named twice" in r.text
     r = c.put("/ezid/id/ark:/99999/b5y", content=b"dc.title: \xff", headers=basic("ann"))
     assert r.status_code == 400 and "not utf-8 text" in r.text
-    r = c.put("/ezid/id/ark:/99999/b5y", content=b"erc: who: x", headers=basic("ann"))
-    assert r.status_code == 400 and "'erc'" in r.text  # EZID's whole-record erc: the ERC has its own fields
+    r = c.put("/ezid/id/ark:/99999/b5y", content=b"erc: who: x%0Ahow: y", headers=basic("ann"))
+    check_error(r, 400, "bad request - element 'erc': not an ERC element (who, what, when, where) in 'how'")
+    r = c.put("/ezid/id/ark:/99999/b5y", content=b"erc: who: x\nerc.who: y", headers=basic("ann"))
+    check_error(r, 400, "bad request - element 'erc.who': disagrees with the who of the element 'erc' in 'y'")
     assert store.get_binding("ark:99999/b5y") is None  # nothing refused was written
+
+
+def test_whole_erc_element(ezid: tuple[TestClient, Store]) -> None:
+    """EZID "Profile erc": an entire ANVL ERC document bound to the element erc, line terminators
+    escaped, is the ERC (read back as erc.who, erc.what …); an empty erc deletes it."""
+    c, store = ezid
+    body = b"_target: https://example.org/p\nerc: who: Proust, Marcel%0Awhat: Remembrance of Things Past\n"
+    r = c.put("/ezid/id/ark:/99999/b5erc", content=body, headers=basic("ann"))
+    assert (r.status_code, r.text) == (201, "success: ark:/99999/b5erc\n")
+    got = anvl(c.get("/ezid/id/ark:/99999/b5erc").text)
+    assert (got["erc.who"], got["erc.what"]) == ("Proust, Marcel", "Remembrance of Things Past")
+    r = c.post("/ezid/id/ark:/99999/b5erc", content=b"erc: who: Kunze, John%0Awhen: 2001\nerc.when: 2001",
+               headers=basic("ann"))
+    assert r.status_code == 200, r.text
+    b = store.get_binding("ark:99999/b5erc")
+    assert b is not None and (b.erc.who, b.erc.what, b.erc.when) == (
+        "Kunze, John", "Remembrance of Things Past", "2001")  # an update changes only what it names
+    r = c.post("/ezid/id/ark:/99999/b5erc", content=b"erc:", headers=basic("ann"))
+    assert r.status_code == 200, r.text
+    got = anvl(c.get("/ezid/id/ark:/99999/b5erc").text)
+    assert not any(name.startswith("erc.") for name in got)
 
 
 def test_update_if_exists(ezid: tuple[TestClient, Store]) -> None:
@@ -459,7 +482,8 @@ def test_an_imported_download_reads_back_as_it_was(ezid: tuple[TestClient, Store
     c, store = ezid
     record = {"_target": "https://example.org/imp", "_profile": "dc", "_export": "no",
               "_status": "unavailable | withdrawn by author", "_created": "1300812337",
-              "_updated": "1300913550", "erc.who": "Proust, Marcel", "dc.title": "100%: a\nb"}
+              "_updated": "1300913550", "_owner": "apitest", "_ownergroup": "cdl",
+              "erc.who": "Proust, Marcel", "dc.title": "100%: a\nb"}
     download = tmp_path / "dl.txt"
     escaped = {k: v.replace("%", "%25").replace("\n", "%0A") for k, v in record.items()}
     download.write_text(":: ark:/99999/b5imp\n" + "".join(f"{k}: {v}\n" for k, v in escaped.items()),

@@ -116,6 +116,9 @@ def test_extra_metadata_and_unavailable_are_kept(store: Store) -> None:
         # _profile and _export are kept where EZID's API keeps them (pidkit.store.ezid)
         "ezid.profile": "dc",
         "ezid.export": "yes",
+        # _owner and _ownergroup too: EZID's API answers them again (pidkit.store.ezid.IMPORTED)
+        "ezid.owner": "apitest",
+        "ezid.ownergroup": "apitest",
     }
     withdrawn = store.get_binding("ark:99999/fk561")
     assert withdrawn is not None
@@ -124,7 +127,7 @@ def test_extra_metadata_and_unavailable_are_kept(store: Store) -> None:
     assert store.resolve("ark:99999/fk561") is not None
     # only EZID's administrative elements pidkit has no place for are left out, and named
     by_id = {o.id: o for o in report.outcomes}
-    assert by_id["ark:/99999/fk5-44"].dropped == ("_owner", "_ownergroup")
+    assert by_id["ark:/99999/fk5-44"].dropped == ()
     lines = report.lines()
     assert lines[0] == (f"ezid from {ANVL}: 5 imported, 1 skipped, 0 refused, 0 kept as they were")
     assert "line 14: doi:10.5072/FK2S75905Q skipped (not an ARK (doi): pidkit imports ARKs only)" in lines
@@ -150,18 +153,45 @@ def test_an_element_name_the_store_refuses_is_refused_without_consent(tmp_path: 
         importers.run("ezid", dl, store)
     refused = caught.value.report.by_action("refused")
     assert [(o.where, o.id) for o in refused] == [("line 5", "ark:/99999/fk4b")]
-    assert refused[0].reason.startswith("element names the store refuses: erc (the ?info record writes")
-    assert "my title (no whitespace" in refused[0].reason
+    assert refused[0].reason.startswith("element names the store refuses: my title (no whitespace")
     assert refused[0].reason.endswith("drop_extra / --drop-extra leaves them out")
     assert "1 record refused, nothing imported; first: line 5" in str(caught.value)
     assert all(not rows for rows in tables(store).values())  # all or nothing: not even the good record
     report = importers.run("ezid", dl, store, drop_extra=True)
-    assert {o.id: o.dropped for o in report.outcomes}["ark:/99999/fk4b"] == ("erc", "my title")
+    assert {o.id: o.dropped for o in report.outcomes}["ark:/99999/fk4b"] == ("my title",)
     b = store.get_binding("ark:99999/fk4b")
-    assert b is not None and b.extra == ()
+    assert b is not None and b.extra == () and (b.erc.who, b.erc.what) == ("x", "y")  # the whole-ERC element
     a = store.get_binding("ark:99999/fk4a")
     assert a is not None and a.extra_dict == {"dc.title": "A"}
     assert store.check() == []
+
+
+def test_whole_erc_element_and_ownership_are_kept(tmp_path: Path, store: Store) -> None:
+    """EZID "Profile erc": a whole ANVL ERC document bound to the element erc fills the ERC (an erc.*
+    element beside it must agree); _owner and _ownergroup are kept (ezid.owner / ezid.ownergroup)."""
+    dl = tmp_path / "dl.txt"
+    dl.write_text(
+        ":: ark:/99999/fk4a\n_target: https://e.org/a\n_owner: apitest\n_ownergroup: cdl\n"
+        "erc: erc:%0Awho: Proust, Marcel%0Awhat: Remembrance of Things Past\n"
+        "erc.what: Remembrance of Things Past\nerc.when: 1922\n"
+    )
+    report = importers.run("ezid", dl, store)
+    assert report.count("imported") == 1 and report.outcomes[0].dropped == ()
+    a = store.get_binding("ark:99999/fk4a")
+    assert a is not None
+    assert (a.erc.who, a.erc.what, a.erc.when) == ("Proust, Marcel", "Remembrance of Things Past", "1922")
+    assert a.extra_dict == {"ezid.owner": "apitest", "ezid.ownergroup": "cdl"}
+    bad = tmp_path / "bad.txt"
+    bad.write_text(":: ark:/99999/fk4b\n_target: https://e.org/b\nerc: who: x\nerc.who: y\n\n"
+                   ":: ark:/99999/fk4c\n_target: https://e.org/c\nerc: who: x%0Ahow: y\n")
+    with pytest.raises(ImportRefusedError) as caught:
+        importers.run("ezid", bad, store)
+    reasons = {o.id: o.reason for o in caught.value.report.by_action("refused")}
+    assert reasons["ark:/99999/fk4b"] == (
+        "element 'erc.who': disagrees with the who of the element 'erc' in 'y'")
+    assert reasons["ark:/99999/fk4c"] == (
+        "element 'erc': not an ERC element (who, what, when, where) in 'how'")
+    assert store.get_binding("ark:99999/fk4b") is None and store.check() == []
 
 
 def test_a_rerun_writes_nothing_and_an_interrupted_import_completes(tmp_path: Path, store: Store) -> None:
@@ -321,3 +351,14 @@ def test_a_download_that_unpacks_too_far_or_is_broken_is_refused_by_name() -> No
         read_download_bytes(packed.getvalue(), "dl.zip", limit=1000)
     with pytest.raises(SourceError, match=r"not CSV \(field larger than field limit"):
         read_download_bytes(b'_id,_target\nark:/99999/fk4a,"' + b"z" * 200_000 + b'"\n', "dl.csv")
+
+
+def test_unicode_line_breaks_in_a_value_stay_in_the_value(tmp_path: Path, store: Store) -> None:
+    """EZID escapes CR and LF only: a value may hold U+2028, U+2029 or U+0085 as they are, and the
+    download's lines are split at CR LF, LF and CR alone (str.splitlines would cut the value)."""
+    dl = tmp_path / "dl.txt"
+    dl.write_text(":: ark:/99999/fk4a\r\n_target: https://e.org/a\r\n"
+                  "dc.title: one\u2028two\u2029three\x85four\r\n", encoding="utf-8", newline="")
+    assert importers.run("ezid", dl, store).count("imported") == 1
+    a = store.get_binding("ark:99999/fk4a")
+    assert a is not None and a.extra_dict["dc.title"] == "one\u2028two\u2029three\x85four"

@@ -38,6 +38,7 @@ __all__ = [
     "anvl_record",
     "anvl_value",
     "erc_segment",
+    "ezid_lines",
     "ezid_record",
     "ezid_unescape",
     "read_ezid_record",
@@ -127,6 +128,16 @@ class AnvlError(PidkitError):
     """
 
 
+def ezid_lines(text: str) -> list[str]:
+    r"""The lines of an EZID ANVL text: split at CR LF, LF or CR only — never at the other characters
+    ``str.splitlines`` splits at (U+2028, U+2029, U+0085, VT, FF …), which a value may hold as they are.
+
+    >>> ezid_lines("a: 1\r\nb: x\u2028y\rc: 2")
+    ['a: 1', 'b: x\u2028y', 'c: 2']
+    """
+    return _EZID_LINES.split(text)
+
+
 def ezid_unescape(text: str) -> str:
     """Undo EZID's ``%XX`` escaping (two hex digits: one code point below 256, as EZID reads it).
 
@@ -165,7 +176,7 @@ def read_ezid_record(text: str) -> dict[str, str]:
     """
     out: dict[str, str] = {}
     lines: list[tuple[int, str]] = []
-    for number, line in enumerate(_EZID_LINES.split(text), 1):
+    for number, line in enumerate(ezid_lines(text), 1):
         if line.startswith("#"):
             continue
         if line[:1].isspace() and line.strip():

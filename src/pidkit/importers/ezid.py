@@ -8,22 +8,24 @@ How each element of a record is carried (decided once, here):
 * ``_status``: ``public`` → public, ``reserved`` → reserved, ``unavailable | reason`` → unavailable
   with that reason (EZID's meaning: withdrawn, reversible; an ``unavailable`` without a reason gets
   :data:`NO_REASON`, as the store keeps a reason with every withdrawal).  Never tombstoned.
-* ``erc.who`` / ``erc.what`` / ``erc.when`` / ``erc.where`` → the ERC (``erc-support.*`` → the
-  commitment's ERC).
+* ``erc.who`` / ``erc.what`` / ``erc.when`` / ``erc.where`` and the whole-ERC element ``erc`` (one
+  ANVL document) → the ERC (``erc-support.*`` → the commitment's ERC); a record whose ``erc`` and
+  ``erc.*`` disagree is refused.
 * ``_profile`` / ``_export`` → kept, as the extra elements ``ezid.profile`` / ``ezid.export``.
+* ``_owner`` / ``_ownergroup`` → kept, as the extra elements ``ezid.owner`` / ``ezid.ownergroup``:
+  EZID's API below ``/ezid`` then answers the imported id's ``_owner`` as EZID did.
 
 The element names, the ``_status`` reading and the places kept are :mod:`pidkit.store.ezid`'s — the
 mapping EZID's API (:mod:`pidkit.web.ezid`) speaks too.
+
 * Every other citation element (``dc.*``, ``datacite``, ``datacite.*``, ``crossref``, an application's
   own) → the binding's extra metadata, under its EZID name.  The store's one name rule
-  (:func:`~pidkit.store.check_extra_name`) decides: an element it refuses (EZID's whole-record ``erc``
-  element — the ERC has its own fields —, a name with a space …) makes the record **refused**, the
-  report naming the element and the rule, unless the import is told ``drop_extra=True``; then the
-  record's report line names the elements left out.
-* EZID's administrative elements (``_owner``, ``_ownergroup``, ``_datacenter``, ``_crossref``,
-  ``_shadowedby``, ``_shadows``, ``_coowners``, …) and the CSV-only
-  derived columns (``_mapped*``) are not the record's metadata and have no place here: they are left
-  out and named on the record's report line.
+  (:func:`~pidkit.store.check_extra_name`) decides: an element it refuses (a name with a space …)
+  makes the record **refused**, the report naming the element and the rule, unless the import is told
+  ``drop_extra=True``; then the record's report line names the elements left out.
+* EZID's other administrative elements (``_datacenter``, ``_crossref``, ``_shadowedby``,
+  ``_shadows``, ``_coowners``, …) and the CSV-only derived columns (``_mapped*``) are not the record's
+  metadata and have no place here: they are left out and named on the record's report line.
 * Identifiers that are not ARKs (DOIs, UUIDs — EZID hosts them, pidkit's bindings of ``doi:`` do not
   exist) are **skipped**, each one on the report with the reason, and counted.
 
@@ -48,10 +50,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any, Final
 
-from ..anvl import ezid_unescape
+from ..anvl import ezid_lines, ezid_unescape
 from ..errors import PidkitError
 from ..store import Binding, Store
-from ..store.ezid import ERC_NAMES, KEPT, NO_REASON, SUPPORT_NAMES, erc_of, read_status
+from ..store.ezid import ERC_NAMES, IMPORTED, KEPT, NO_REASON, SUPPORT_NAMES, WHOLE_ERC, erc_of, read_status
 from ..store.rows import binding_from_row
 from .common import (
     DumpBuilder,
@@ -273,7 +275,7 @@ def read_download_bytes(raw: bytes, name: str, source: str | None = None, *,
     if kind == "xml":
         return read_xml(data, source)
     if kind == "anvl":
-        return read_anvl(text.splitlines(), source)
+        return read_anvl(ezid_lines(text), source)
     return read_csv(text, source)
 
 
@@ -316,13 +318,14 @@ def _record(b: DumpBuilder, rec: EzidRecord, *, drop_extra: bool) -> Outcome:
     if _scheme(ident) != "ark":
         kind = _scheme(ident) or "no scheme"
         return Outcome(rec.where, ident, "skipped", f"not an ARK ({kind}): pidkit imports ARKs only")
-    mapped = {*_CARRIED, *ERC_NAMES, *SUPPORT_NAMES}
+    mapped = {*_CARRIED, *ERC_NAMES, *SUPPORT_NAMES, WHOLE_ERC}
     citation = {n: v for n, v in el.items() if n not in mapped and not n.startswith("_")}
     extra, refused = extra_elements(citation)
-    extra.update({KEPT[n]: v.strip() for n, v in el.items() if n in KEPT and v.strip()})
+    kept = {**KEPT, **IMPORTED}
+    extra.update({kept[n]: v.strip() for n, v in el.items() if n in kept and v.strip()})
     if refused and not drop_extra:
         return Outcome(rec.where, ident, "refused", refused_names(refused))
-    admin = [n for n in el if n.startswith("_") and n not in _CARRIED and n not in KEPT]
+    admin = [n for n in el if n.startswith("_") and n not in _CARRIED and n not in kept]
     status_text = el.get("_status", "public").strip()
     try:
         status, reason = read_status(status_text)
@@ -355,11 +358,11 @@ def records_report(
 
     >>> b = DumpBuilder("ezid")
     >>> recs = [EzidRecord("line 1", "doi:10.5072/FK2", {}), EzidRecord("line 3", "ark:/99999/fk4x",
-    ...         {"_status": "reserved", "dc.title": "T", "erc": "who: x"})]
+    ...         {"_status": "reserved", "dc.title": "T", "dc title": "x"})]
     >>> for o in records_report(recs, b, "dl", drop_extra=True).outcomes:
     ...     print(o)
     line 1: doi:10.5072/FK2 skipped (not an ARK (doi): pidkit imports ARKs only)
-    line 3: ark:/99999/fk4x imported; dropped: erc
+    line 3: ark:/99999/fk4x imported; dropped: dc title
     """
     outcomes: list[Outcome] = []
     records = list(records)

@@ -10,10 +10,16 @@ EZID element              binding
                           with that reason (:data:`NO_REASON` if none); a tombstone reads
                           ``unavailable | reason`` (EZID has no tombstone)
 ``_created``/``_updated`` ``created`` / ``updated`` as Unix seconds (read only)
-``_owner``                who created it: the principal of its first history row (a user's name)
+``_owner``                who created it: the principal of its first history row (a user's name);
+                          an id imported from EZID keeps its EZID owner (the extra element
+                          ``ezid.owner``, set by the importer only)
+``_ownergroup``           an imported id's EZID group (``ezid.ownergroup``, importer only)
 ``_profile``/``_export``  kept as the extra elements ``ezid.profile`` / ``ezid.export`` (defaults
                           ``erc`` / ``yes`` when absent)
 ``erc.who`` …             the object's ERC (``erc.who``/``erc.what``/``erc.when``/``erc.where``)
+``erc``                   the whole ERC as one ANVL document (EZID "Profile erc": ``who: …%0Awhat:
+                          …``), read into the same four fields; an ``erc.*`` element beside it must
+                          agree with it
 ``erc-support.who`` …     the commitment's ERC (pidkit's ``erc-support``; no EZID counterpart)
 anything else             an extra metadata element under its EZID name (``dc.title``, ``datacite``)
 ========================  ===========================================================================
@@ -30,6 +36,7 @@ import datetime as _dt
 from collections.abc import Mapping
 from typing import Final
 
+from ..anvl import AnvlError, read_ezid_record
 from ..errors import StoreError
 from .changes import BindingChange
 from .records import ERC_ELEMENTS, Binding, Erc
@@ -37,12 +44,15 @@ from .records import ERC_ELEMENTS, Binding, Erc
 __all__ = [
     "ERC_NAMES",
     "EXPORT_EXTRA",
+    "IMPORTED",
     "KEPT",
     "NO_REASON",
     "PROFILE_EXTRA",
     "SUPPORT_NAMES",
+    "WHOLE_ERC",
     "EzidElementError",
     "binding_elements",
+    "erc_document",
     "erc_of",
     "ezid_change",
     "ezid_id",
@@ -59,6 +69,13 @@ PROFILE_EXTRA: Final = "ezid.profile"
 EXPORT_EXTRA: Final = "ezid.export"
 #: EZID's reserved elements kept as extra elements, by EZID name.
 KEPT: Final = {"_profile": PROFILE_EXTRA, "_export": EXPORT_EXTRA}
+#: EZID's ownership of an imported id, kept as extra elements by the importer (never set through the API:
+#: pidkit's scopes are NAANs and shoulders, not owners).
+IMPORTED: Final = {"_owner": "ezid.owner", "_ownergroup": "ezid.ownergroup"}
+#: The extra elements the EZID elements are kept in (never listed as extra elements of their own).
+_KEPT_EXTRA: Final = frozenset({*KEPT.values(), *IMPORTED.values()})
+#: EZID "Profile erc": the element that binds a whole ERC document.
+WHOLE_ERC: Final = "erc"
 #: Defaults EZID shows when the element was never set ("Internal metadata").
 _DEFAULTS: Final = {"_profile": "erc", "_export": "yes"}
 #: The reason of an ``unavailable`` id given none (the store keeps one with every withdrawal).
@@ -137,11 +154,14 @@ def binding_elements(b: Binding, owner: str | None) -> list[tuple[str, str]]:
     out.append(("_profile", extra.get(PROFILE_EXTRA, _DEFAULTS["_profile"])))
     out.append(("_status", status_text(b)))
     out.append(("_export", extra.get(EXPORT_EXTRA, _DEFAULTS["_export"])))
+    owner = extra.get(IMPORTED["_owner"]) or owner
     if owner:
         out.append(("_owner", owner))
+    if group := extra.get(IMPORTED["_ownergroup"]):
+        out.append(("_ownergroup", group))
     for names, erc in ((ERC_NAMES, b.erc), (SUPPORT_NAMES, b.support)):
         out += [(name, getattr(erc, field)) for name, field in names.items() if getattr(erc, field)]
-    out += [(n, v) for n, v in b.extra if n not in KEPT.values()]
+    out += [(n, v) for n, v in b.extra if n not in _KEPT_EXTRA]
     return out
 
 
@@ -180,7 +200,7 @@ def ezid_change(
     target: str | None = None
     status: str | None = None
     reason: str | None = None
-    erc: dict[str, str] = {}
+    erc = erc_document(elements[WHOLE_ERC]) if WHOLE_ERC in elements else {}
     support: dict[str, str] = {}
     extra: dict[str, str | None] = {}
     for name, value in elements.items():
@@ -195,17 +215,20 @@ def ezid_change(
         elif name in KEPT:
             extra[KEPT[name]] = value or None
         elif name == "_owner":
-            if value and value != owner:
+            imported = before.extra_dict.get(IMPORTED[name]) if before is not None else None
+            if value and value not in (owner, imported):
                 raise EzidElementError(name, f"may name only the requesting user {owner!r} (no proxies "
                                        "here)", value)
         elif name.startswith("_"):
             raise EzidElementError(name, "not settable (EZID sets it)")
+        elif name == WHOLE_ERC:
+            continue  # read above
         elif name in ERC_NAMES:
-            erc[ERC_NAMES[name]] = value
+            _agree(erc, ERC_NAMES[name], value, name)
         elif name in SUPPORT_NAMES:
             support[SUPPORT_NAMES[name]] = value
-        elif name in KEPT.values():
-            kept = next(k for k, v in KEPT.items() if v == name)
+        elif name in _KEPT_EXTRA:
+            kept = next(k for k, v in (*KEPT.items(), *IMPORTED.items()) if v == name)
             raise EzidElementError(name, f"reserved here: it keeps {kept}")
         else:
             extra[name] = value or None
@@ -219,10 +242,54 @@ def ezid_change(
     )
 
 
+def _agree(erc: dict[str, str], field: str, value: str, name: str) -> None:
+    """Set ``erc[field]`` to ``value`` (element ``name``) unless the whole-ERC document set it otherwise."""
+    if erc.setdefault(field, value) != value:
+        raise EzidElementError(name, f"disagrees with the {field} of the element {WHOLE_ERC!r}", value)
+
+
+def erc_document(value: str) -> dict[str, str]:
+    """The ERC fields of EZID's whole-ERC element (EZID "Profile erc": "an entire ANVL document containing
+    ERC metadata may be bound to the metadata element erc"), ``value`` already unescaped once as an
+    element value: ANVL ``name: value`` lines (:func:`pidkit.anvl.read_ezid_record`: comments,
+    continuation lines, ``%XX`` escapes), an optional ``erc:`` label line first, names ``who``, ``what``,
+    ``when``, ``where`` only.  An empty value is an empty ERC (an update's "delete": every field
+    cleared).  :class:`EzidElementError` names a line that is not ERC.
+
+    >>> erc_document("who: Proust, Marcel\\nwhat: Remembrance of Things Past")
+    {'who': 'Proust, Marcel', 'what': 'Remembrance of Things Past'}
+    >>> erc_document("")
+    {'who': '', 'what': '', 'when': '', 'where': ''}
+    >>> erc_document("who: x\\nhow: y")
+    Traceback (most recent call last):
+    ...
+    pidkit.store.ezid.EzidElementError: element 'erc': not an ERC element (who, what, when, where) in 'how'
+    """
+    if not value.strip():
+        return dict.fromkeys(ERC_ELEMENTS, "")
+    try:
+        elements = read_ezid_record(value)
+    except AnvlError as exc:
+        raise EzidElementError(WHOLE_ERC, f"not an ANVL document ({exc})", value) from None
+    if elements.get(WHOLE_ERC, None) == "":
+        del elements[WHOLE_ERC]  # the document's own "erc:" label line
+    for name in elements:
+        if name not in ERC_ELEMENTS:
+            raise EzidElementError(WHOLE_ERC, f"not an ERC element ({', '.join(ERC_ELEMENTS)})", name)
+    return elements
+
+
 def erc_of(elements: Mapping[str, str]) -> Erc:
-    """The object's ERC named by ``erc.*`` elements (the importer's whole-record ERC).
+    """The object's ERC named by ``erc.*`` elements and the whole-ERC element ``erc`` (the importer's
+    whole-record ERC; :class:`EzidElementError` where they disagree).
 
     >>> erc_of({"erc.who": "Proust", "dc.title": "x"})
     Erc(who='Proust', what='', when='', where='')
+    >>> erc_of({"erc": "who: Proust\\nwhat: T", "erc.what": "T"})
+    Erc(who='Proust', what='T', when='', where='')
     """
-    return Erc(**{field: elements.get(name, "") for name, field in ERC_NAMES.items()})
+    erc = erc_document(elements[WHOLE_ERC]) if WHOLE_ERC in elements else {}
+    for name, field in ERC_NAMES.items():
+        if name in elements:
+            _agree(erc, field, elements[name], name)
+    return Erc(**{field: erc.get(field, "") for field in ERC_ELEMENTS})

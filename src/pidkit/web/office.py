@@ -17,6 +17,7 @@ from typing import Final
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from ..anvl import ezid_lines
 from ..errors import PidkitError
 from ..store import Binding, HistoryEntry, MinterInfo, Principal, Search, Status, Store, User
 from ..store.keys import ark_key, template_shoulder
@@ -431,7 +432,7 @@ def _extra(text: str) -> dict[str, str]:
     {'dc.title': 'A title', 'app:x': 'y'}
     """
     out: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(ezid_lines(text), 1):
         if not line.strip():
             continue
         name, sep, value = line.partition(": ")
