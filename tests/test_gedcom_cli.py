@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gedcom7
 import pytest
 
 from pidkit.cli.main import main
@@ -400,6 +401,27 @@ def test_migrate_add_uids_in_the_same_pass(tmp_path: Path) -> None:
     assert all(counts["without_uid"] == 0 for counts in audited["records"].values())
     assert audited["tags"] == {"UID": 48}
     assert audited["forms"] == {"valid": 47, "uuid": 1}  # the PAF values kept verbatim, a new UUID
+
+
+def test_migrate_strict_moves_an_inline_sources_uid_to_its_record(tmp_path: Path) -> None:
+    # issue 17 audit: "2 UID" under a citation came out (invalid 7.0) and --strict exited 0; the _UID goes
+    # to the SOUR record made from the inline source, verbatim, and the file is valid 7.0
+    uid = "161C15D03ECE47968211BBB2E9EE7F4FA5A6"
+    src = tmp_path / "inline-sour-uid.ged"
+    head = "0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 CHAR UTF-8\n"
+    src.write_bytes(f"{head}0 @I1@ INDI\n1 SOUR a book\n2 _UID {uid}\n0 TRLR\n".encode())
+    out = tmp_path / "out.ged"
+    result = _run("migrate", src, "-o", out, "--strict", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["renamed"] == 1 and report["loss_count"] == 0 and report["no_home_count"] == 0
+    written = out.read_bytes()
+    assert written == (
+        f"\ufeff0 HEAD\n1 GEDC\n2 VERS 7.0\n0 @I1@ INDI\n1 SOUR @X1@\n0 @X1@ SOUR\n1 NOTE a book\n"
+        f"1 UID {uid}\n0 TRLR\n".encode()
+    )
+    records = gedcom7.loads(written.decode("utf-8"))
+    assert [e.message for e in gedcom7.validate(records)] == []
 
 
 def test_migrate_reads_a_fifo_twice(tmp_path: Path) -> None:

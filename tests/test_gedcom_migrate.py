@@ -14,6 +14,7 @@ import importlib.util
 import io
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -33,9 +34,10 @@ from pidkit.gedcom import (
     read_bytes,
 )
 from pidkit.gedcom.g7tables import RECORDS, SUBSTRUCTURES
-from pidkit.gedcom.tags import has_uid_home_7
+from pidkit.gedcom.tags import DEFAULT_RECORD_TYPES, has_uid_home_7
 
 GEDCOM_DIR = Path(__file__).parent / "data" / "gedcom"
+DOCS_DIR = Path(__file__).parents[1] / "docs"
 PAIRS_DIR = GEDCOM_DIR / "gedcom7code"
 PAIRS = sorted(p.name for p in (PAIRS_DIR / "5").glob("*.ged") if (PAIRS_DIR / "7" / p.name).exists())
 
@@ -260,6 +262,34 @@ def test_pair_equals_the_converter_but_for_the_listed_differences(name: str) -> 
         assert raw == (PAIRS_DIR / "7" / name).read_bytes()
 
 
+def _documented_differences() -> tuple[dict[str, int], str]:
+    """``docs/gedcom-uid.md``'s table of the differences (name → number of files) and the text after it."""
+    text = (DOCS_DIR / "gedcom-uid.md").read_text(encoding="utf-8")
+    header = "| difference | files | why pidkit differs |\n|---|---|---|\n"
+    assert text.count(header) == 1
+    table, _, after = text.partition(header)[2].partition("\n\n")
+    counts: dict[str, int] = {}
+    for row in table.splitlines():
+        name, files, reason, *rest = row.strip("|").split(" | ")
+        assert not rest and reason.strip(), row
+        assert name.strip() not in counts, row
+        counts[name.strip()] = int(files)
+    return counts, after.partition("\n\n")[0]
+
+
+def test_the_documented_differences_are_the_tested_ones() -> None:
+    # docs/gedcom-uid.md, "Checked against FamilySearch's converter": the same differences as DIFFERENCES,
+    # each in as many files as EXPECTED lists, and the pairs with none named as equal byte for byte
+    counts, after = _documented_differences()
+    assert counts == dict(Counter(key for keys in EXPECTED.values() for key in keys))
+    assert set(counts) == set(DIFFERENCES)
+    equal = sorted(set(PAIRS) - set(EXPECTED))
+    assert equal and "equal byte for byte" in after
+    assert re.findall(r"`([^`]+\.ged)`", after) == equal
+    fives = len(list((PAIRS_DIR / "5").glob("*.ged")))
+    assert f"the {fives} `5/` files" in (DOCS_DIR / "gedcom-uid.md").read_text(encoding="utf-8")
+
+
 # -- the independent reader ------------------------------------------------------------------------------
 
 ALL_FILES = sorted(GEDCOM_DIR.rglob("*.ged"))
@@ -346,6 +376,24 @@ def test_every_migrated_5_file_parses_without_error(path: Path) -> None:
     pairs = {(a.record_line, b.record_line) for a, b in result.matches}
     assert len(pairs) + result.conflict_counts["same-file-a"] >= sum(records_with_uid.values())
     assert out.startswith(b"\xef\xbb\xbf0 HEAD")
+
+
+FILES_5_PAIRS = sorted((PAIRS_DIR / "5").glob("*.ged"))
+
+
+@pytest.mark.parametrize("path", FILES_5_PAIRS, ids=_ids)
+def test_a_migration_with_add_uids_parses_without_error(path: Path) -> None:
+    # gedcom7code's 5/ files, migrated with --add-uids: still a valid 7.0 file, every record of the
+    # default types has a UID, and the UIDs the file had are kept (each record matches its migration)
+    data = path.read_bytes()
+    report, out = migrate_bytes(data, add_uids=True)
+    assert oracle_errors(out) == []
+    audited = audit(read_bytes(out))
+    assert audited.version == "7.0"
+    assert not any(audited.without_uid[tag] for tag in DEFAULT_RECORD_TYPES)
+    assert report.added_uids == sum(audited.with_uid.values()) - report.renamed
+    assert report.added_uids > 0 or not sum(audited.records.values())  # tiny-1.ged: HEAD and TRLR only
+    assert match(read_bytes(data), read_bytes(out)).only_a == 0
 
 
 @pytest.mark.parametrize("path", FILES_7, ids=_ids)
@@ -458,6 +506,63 @@ def test_add_uids_in_the_same_pass_keeps_existing_ones() -> None:
     assert lines[:2] == ["0 @I1@ INDI", "1 UID 161C15D03ECE47968211BBB2E9EE7F4FA5A6"]
     assert lines[2] == "0 @I2@ INDI" and _UUID.fullmatch(lines[3][6:].encode())
     assert report.added_uids == 1 and report.renamed == 1
+
+
+_PAF_UID = "161C15D03ECE47968211BBB2E9EE7F4FA5A6"
+
+
+@pytest.mark.parametrize(
+    ("citation", "cite_7"),
+    [
+        (f"1 SOUR a book\n2 _UID {_PAF_UID}\n", "1 SOUR @X1@\n"),
+        (f"1 BIRT\n2 SOUR a book\n3 PAGE 7\n3 _UID {_PAF_UID}\n", "1 BIRT\n2 SOUR @X1@\n3 PAGE 7\n"),
+    ],
+    ids=["level-1", "level-2"],
+)
+def test_the_uid_of_an_inline_source_goes_to_its_new_record(citation: str, cite_7: str) -> None:
+    # regression (issue 17 audit): the _UID of an inline SOUR became "2 UID" under the citation, which
+    # 7.0 does not allow (gedcom-3 SOURCE_CITATION has no UID; SOURCE_RECORD has), with no word of it, even
+    # with strict=True; it goes to the SOUR record made from the citation, verbatim (U7)
+    data = f"0 @I1@ INDI\n{citation}".encode()
+    report, body = _migrated(data)  # parses without error in the gedcom7 package
+    assert body.decode() == f"0 @I1@ INDI\n{cite_7}0 @X1@ SOUR\n1 NOTE a book\n1 UID {_PAF_UID}\n"
+    assert report.losses == [] and report.renamed == 1 and report.no_home_count == 0
+    assert report.new_records == {"SOUR": 1}
+    assert migrate_bytes(_HEAD_5 + data + b"0 TRLR\n", strict=True)[1] == _HEAD_7 + body + b"0 TRLR\n"
+    # the source keeps its UID with --add-uids (no second one); the individual gets one
+    report, body = _migrated(data, add_uids=True)
+    record = body.decode().split("0 @X1@ SOUR\n")[1]
+    assert record == f"1 NOTE a book\n1 UID {_PAF_UID}\n"
+    assert report.added_uids == 1
+
+
+def test_an_inline_source_as_the_audit_found_it() -> None:
+    # the auditor's file: no HEAD.SOUR, CHAR UTF-8
+    data = (
+        b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 CHAR UTF-8\n0 @I1@ INDI\n1 SOUR a book\n"
+        + f"2 _UID {_PAF_UID}\n0 TRLR\n".encode()
+    )
+    report, out = migrate_bytes(data, strict=True)
+    assert oracle_errors(out) == []
+    assert f"\n0 @X1@ SOUR\n1 NOTE a book\n1 UID {_PAF_UID}\n".encode() in out
+    assert report.renamed == 1 and not report.losses
+
+
+def test_a_uid_under_a_citation_or_a_role_stays_an_extension_at_its_level() -> None:
+    # a citation that points to a record and ASSO.RELA (made a ROLE) have no UID in 7.0: the _UID stays
+    # _UID (an extension, valid 7.0), reported with the level it stands at; RELA's was once taken for level 1
+    data = (
+        b"0 @I1@ INDI\n1 SOUR @S1@\n2 _UID a\n1 ASSO @I1@\n2 RELA Godfather\n3 _UID b\n"
+        b"0 @S1@ SOUR\n1 TITL t\n"
+    )
+    report, body = _migrated(data, strict=True)
+    assert body == (
+        b"0 @I1@ INDI\n1 SOUR @S1@\n2 _UID a\n1 ASSO @I1@\n2 ROLE GODP\n3 PHRASE Godfather\n3 _UID b\n"
+        b"0 @S1@ SOUR\n1 TITL t\n"
+    )
+    assert report.renamed == 0 and report.no_home_count == 2
+    sites = [(site.line, site.level, site.parent) for site in report.no_home]
+    assert sites == [(9, 2, "SOUR"), (12, 3, "ROLE")]
 
 
 def test_banned_characters_are_removed_and_reported() -> None:

@@ -23,7 +23,9 @@ of structures and converted structure by structure.  What it does, each rule cit
   :mod:`~pidkit.gedcom.values7`; what a conversion cannot say in the 7.0 payload is kept in a ``PHRASE``.
   ``ASSO.RELA`` → ``ROLE`` (with the word as ``PHRASE``); ``FORM.TYPE`` → ``FORM.MEDI``; ``EMAI`` → ``EMAIL``.
 * **UIDs**: ``_UID`` → ``UID`` wherever 7.0 has one (:func:`~pidkit.gedcom.tags.has_uid_home_7`), the
-  value verbatim (U7: all its characters unchanged); elsewhere it stays the extension ``_UID``.
+  value verbatim (U7: all its characters unchanged); elsewhere it stays the extension ``_UID``.  The
+  ``_UID`` of an inline ``SOUR`` goes with it to the new ``SOUR`` record (a citation has no ``UID`` in
+  7.0, a source record has), that of an inline ``OBJE`` to the new ``OBJE`` record.
   ``add_uids=True`` gives every record of the default types without one a new UUID in the same pass.
 * **Extensions** are kept.  A standard tag that 7.0 does not allow where it stands (``SOUR.TEXT`` is fine,
   ``INDI.AFN`` is not) becomes the extension tag ``_AFN`` with its substructures, and is reported.
@@ -84,6 +86,7 @@ from .tags import (
     KNOWN_EXTENSIONS,
     RELA_TO_ROLE,
     RENAMED_TAGS_7,
+    UID_TAGS,
     has_uid_home_7,
 )
 from .values7 import Converted, age_7, date_7, date_exact_7, file_7, language_7, media_type_7
@@ -607,13 +610,13 @@ class _Migration:
             tag = node.tag = "SNOTE"
         allowed = SUBSTRUCTURES.get(ptype, {})
         if tag == "RELA" and ptype == "g7:ASSO":
-            return [self.rela(node)]
+            return [self.rela(node, level)]
         if tag == "TYPE" and ptype == "g7:FORM":
             tag = node.tag = "MEDI"
         if tag == "SOUR" and node.pointer is None and allowed.get("SOUR") == "g7:SOUR":
-            return [self.inline_source(node)]
+            return [self.inline_source(node, level)]
         if tag == "OBJE" and node.pointer is None and allowed.get("OBJE") == "g7:OBJE":
-            link = self.inline_object(node)
+            link = self.inline_object(node, level)
             return [link] if link is not None else []
         ntype = allowed.get(tag)
         if ntype is None:
@@ -773,29 +776,47 @@ class _Migration:
         self.loss(line, "banned", f"banned character(s) removed: {text!r}")
         return BANNED_7.sub("", text)
 
-    def rela(self, node: _Node) -> _Node:
-        """5.5.1 ``ASSO.RELA`` text → 7.0 ``ROLE`` (gedcom-3 ``ASSOCIATION_STRUCTURE``) with a ``PHRASE``."""
+    def rela(self, node: _Node, level: int) -> _Node:
+        """5.5.1 ``ASSO.RELA`` text (at ``level``) → 7.0 ``ROLE`` (gedcom-3 ``ASSOCIATION_STRUCTURE``) with a
+        ``PHRASE``."""
         text = (node.value or "").strip()
         role = RELA_TO_ROLE.get(text.lower(), "OTHER")
         new = _Node("ROLE", role, None, node.line)
         if text.upper() != role:
             new.children.append(_phrase(text, node.line))
         new.children.extend(node.children)
-        self.children(new, "g7:ROLE", 0)
+        self.children(new, "g7:ROLE", level)
         return new
 
-    def inline_source(self, node: _Node) -> _Node:
-        """5.5.1 ``SOURCE_CITATION`` without a pointer → a new ``SOUR`` record (its text as ``NOTE``) and a
-        citation of it; its ``TEXT`` lines go to the citation's ``DATA`` (gedcom-3 ``SOURCE_CITATION``)."""
+    def new_record(self, record: _Node) -> None:
+        """Convert the substructures of a record made from an inline structure, as those of a record of
+        its own (its tag, xref and line: where a ``_UID`` of it has a home, what the report names); then
+        it waits in :attr:`pending` to be written after the current record."""
+        current = self.record_tag, self.record_xref, self.record_line
+        self.record_tag, self.record_xref, self.record_line = record.tag, record.xref, record.line
+        try:
+            self.children(record, RECORDS[record.tag], 0)
+        finally:
+            self.record_tag, self.record_xref, self.record_line = current
+        self.report.new_records[record.tag] += 1
+        self.pending.append(record)
+
+    def inline_source(self, node: _Node, level: int) -> _Node:
+        """5.5.1 ``SOURCE_CITATION`` without a pointer (at ``level``) → a new ``SOUR`` record (its text as
+        ``NOTE``) and a citation of it; its ``TEXT`` lines go to the citation's ``DATA`` (gedcom-3
+        ``SOURCE_CITATION``).  Its ``_UID`` / ``UID`` lines identify the source it describes: they go to the
+        new record, which 7.0 gives a ``UID`` (gedcom-3 ``SOURCE_RECORD``: ``IDENTIFIER_STRUCTURE``), value
+        verbatim (U7); a ``SOURCE_CITATION`` has none."""
         xref = self.index.new_xref()
         record = _Node("SOUR", None, None, node.line, xref)
         if node.value:
             record.children.append(_Node("NOTE", node.value, None, node.line))
-        self.report.new_records["SOUR"] += 1
-        self.pending.append(record)
         cite = _Node("SOUR", None, xref, node.line)
         data: _Node | None = None
         for child in node.children:
+            if child.tag in UID_TAGS:
+                record.children.append(child)
+                continue
             if child.tag != "TEXT":
                 cite.children.append(child)
                 continue
@@ -803,12 +824,14 @@ class _Migration:
                 data = _Node("DATA", None, None, child.line)
                 cite.children.append(data)
             data.children.append(child)
-        self.children(cite, "g7:SOUR", 0)
+        self.new_record(record)
+        self.children(cite, "g7:SOUR", level)
         return cite
 
-    def inline_object(self, node: _Node) -> _Node | None:
-        """5.5 / 5.5.1 ``MULTIMEDIA_LINK`` without a pointer → a new ``OBJE`` record and a link to it; the
-        link keeps ``TITL`` (gedcom-3 ``MULTIMEDIA_LINK``), 5.5's ``OBJE.FORM`` goes under each ``FILE``."""
+    def inline_object(self, node: _Node, level: int) -> _Node | None:
+        """5.5 / 5.5.1 ``MULTIMEDIA_LINK`` without a pointer (at ``level``) → a new ``OBJE`` record and a
+        link to it; the link keeps ``TITL`` (gedcom-3 ``MULTIMEDIA_LINK``), 5.5's ``OBJE.FORM`` goes under
+        each ``FILE``."""
         xref = self.index.new_xref()
         record = _Node("OBJE", None, None, node.line, xref)
         link = _Node("OBJE", None, xref, node.line)
@@ -821,15 +844,9 @@ class _Migration:
         for file in (c for c in record.children if c.tag == "FILE"):
             if form and not any(c.tag == "FORM" for c in file.children):
                 file.children.extend(form)
-        self.children(record, RECORDS["OBJE"], 0)
-        if self.add_uids:
-            self.add_uid(record)
-        self.report.new_records["OBJE"] += 1
-        self.pending.append(record)
-        self.children(link, "g7:OBJE", 0)
+        self.new_record(record)
+        self.children(link, "g7:OBJE", level)
         return link
-
-
 
 
 def _types_by_tag() -> dict[str, str]:
