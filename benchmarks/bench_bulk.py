@@ -37,7 +37,7 @@ BIRTH = "http://schema.org/birthDate"
 
 
 def reference(pairs: Any) -> str:
-    """seeds/002 as everyone writes it."""
+    """The Library.Link algorithm (``docs/library-link.md``) as everyone writes it."""
     text = json.dumps(pairs, separators=(",", ":"))
     return base64.urlsafe_b64encode(struct.pack(">q", mmh3.hash64(text)[0])).rstrip(b"=").decode()
 

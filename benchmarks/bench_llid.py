@@ -4,9 +4,10 @@ Goal (issue 2): at least 10x faster than the reference recipe per call, identica
 That takes the optional C helper ``pidkit._speedups`` (built at install time when a C compiler is there):
 in pure Python, hashing the ready JSON bytes and encoding the 8 bytes alone already cost about a tenth of
 the recipe (``mmh3.hash_bytes`` + ``binascii.b2a_base64``: ratio 0.10 before any JSON is written).
-Measured: the C path on the seed's 4-pair example and on a non-ASCII one, the pure-Python fallback (what
-an install without a C compiler gets), and the bulk helper.  Every row first checks its function against
-the reference recipe and the published vectors and stops the run (SystemExit) on any difference.
+Measured: the C path on the algorithm page's 4-pair example and on a non-ASCII one, the pure-Python
+fallback (what an install without a C compiler gets), and the bulk helper.  Every row first checks its
+function against the reference recipe and the published vectors and stops the run (SystemExit) on any
+difference.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ PATH = "C helper (pidkit._speedups)" if SPEEDUPS else "pure Python: the C helper
 
 
 def reference(pairs: Any) -> str:
-    """seeds/002 as everyone writes it."""
+    """The Library.Link algorithm (``docs/library-link.md``) as everyone writes it."""
     text = json.dumps(pairs, separators=(",", ":"))
     return base64.urlsafe_b64encode(struct.pack(">q", mmh3.hash64(text)[0])).rstrip(b"=").decode()
 
@@ -67,7 +68,7 @@ def run(quick: bool) -> list[Result]:
     expected = [rid for _, rid in cases]
     if resource_ids(all_pairs) != expected or _resource_ids_python(all_pairs) != expected:
         raise SystemExit("resource_ids differs from the reference")
-    pairs = all_pairs[0]  # the seed's 4-pair Jon Postel example
+    pairs = all_pairs[0]  # the algorithm page's 4-pair Jon Postel example
     recipe = "json.dumps+mmh3.hash64+struct+b64"
 
     def one_id(label: str, code: str, ours: Callable[[], str], ref: float, goal: float, note: str) -> Result:

@@ -22,7 +22,7 @@ pytest.register_assert_rewrite("_webutil")
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """``tests/data``: vectors and GEDCOM files copied from ../shared (see tests/data/README.md)."""
+    """``tests/data``: vectors, GEDCOM files, fixtures (their sources and licences: tests/data/README.md)."""
     return DATA
 
 

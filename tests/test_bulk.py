@@ -44,7 +44,8 @@ def _lines(name: str) -> list[str]:
 
 
 def reference_llid(pairs: Any) -> str:
-    """seeds/002 as written there: json.dumps + mmh3.hash64 low 64 bits + signed big-endian + base64url."""
+    """The Library.Link algorithm (docs/library-link.md) as written there: json.dumps + mmh3.hash64 low
+    64 bits + signed big-endian + base64url."""
     text = json.dumps(pairs, separators=(",", ":"))
     return base64.urlsafe_b64encode(struct.pack(">q", mmh3.hash64(text)[0])).rstrip(b"=").decode()
 

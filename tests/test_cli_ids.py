@@ -127,7 +127,7 @@ def test_llid_bad_line_names_its_line_and_continues() -> None:
     )
     r = run("llid", "-", stdin=f"{good}\n{{oops\n[[1,2]]\n{good}\n")
     assert r.returncode == 1
-    assert r.stdout.split() == ["xjgOrUFiw_o", "xjgOrUFiw_o"]  # the seed's published example
+    assert r.stdout.split() == ["xjgOrUFiw_o", "xjgOrUFiw_o"]  # the Library.Link page's published example
     assert "line 2" in r.stderr and "line 3" in r.stderr
 
 
@@ -142,7 +142,7 @@ def test_llid_versa_file(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     doc_id, llid = r.stdout.strip().split("\t")
     assert doc_id.endswith("jon-postel")
-    assert llid == "65IMbTlnlOQ"  # the seed's worked example (type, name, birthDate, deathDate)
+    assert llid == "65IMbTlnlOQ"  # the algorithm page's worked example (type, name, birthDate, deathDate)
     assert run("llid", str(md)).returncode == 2
 
 

@@ -495,20 +495,77 @@ def test_site_hook_strips_test_markers_only() -> None:
     assert blocks(text)[0].info == "postgres"  # the test harness still reads the marker
 
 
-#: Backquoted repository paths the pages cite, which must exist (issue 19: cite only files that exist).
-_CITED_PATH = re.compile(r"`((?:specs|tests/data|src/pidkit|deploy|tools)/[^`\s]*)`")
+#: Backquoted repository paths the texts cite, which must exist (issue 19: cite only files that exist).
+_CITED_PATH = re.compile(r"`((?:specs|tests/data|src/pidkit|deploy|tools|docs)/[^`\s]*)`")
+#: Paths into material beside or outside the repository (``seeds/…``, ``shared/…``, ``../shared``, an absolute
+#: ``/…/shared``), which no clone or package has: cite the copy under ``specs/`` or ``tests/data/``, or a
+#: public URL, instead.  Not inside URLs (``https://host/shared/x`` is an address, not a path).
+_OUTSIDE_PATH = re.compile(
+    r"(?<![\w.:/-])((?:\.\./)+(?:[\w.-]+/)*(?:seeds|shared)\b[\w./{},*-]*"
+    r"|/(?:[\w.-]+/)*(?:seeds|shared)\b[\w./{},*-]*"
+    r"|(?:[\w.-]+/)*(?:seeds|shared)/[\w./{},*-]*)"
+)
+#: The directories whose text is shipped (in the sdist) and may cite files.
+SHIPPED_DIRS = ("docs", "src", "tests", "specs", "deploy", "tools", "benchmarks", "stress")
 #: Cited files another branch is changing now; each with the fix it needs (remove once it is made).
 PENDING_CITATIONS: dict[tuple[str, str], str] = {}
 
 
+def citing_texts() -> list[Path]:
+    """The texts whose citations must resolve: the pages, every README.md, and the Python sources.
+
+    The Python files of ``src/``, ``tools/``, ``benchmarks/``, ``stress/`` and ``tests/`` (docstrings and
+    comments cite sources; a string naming ``../shared`` would be a test reading outside the repository).
+    """
+    texts = [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]
+    for top in SHIPPED_DIRS:
+        for pattern in ("README.md", "*.py"):
+            for path in sorted((ROOT / top).rglob(pattern)):
+                parts = path.relative_to(ROOT).parts
+                if not any(part.startswith(".") or part in ("__pycache__", "site") for part in parts):
+                    texts.append(path)
+    return [p for p in dict.fromkeys(texts) if p != Path(__file__).resolve()]
+
+
+def cited_paths_missing(text: str) -> list[str]:
+    """The paths ``text`` cites that are not in the repository.
+
+    >>> cited_paths_missing("see ``seeds/002`` and `specs/ezid/apidoc.2.rst`, not ../shared/specs/x.md")
+    ['seeds/002', '../shared/specs/x.md']
+    >>> cited_paths_missing("copied from ../shared (see `tests/data/README.md`); https://example.org/shared/x")
+    ['../shared']
+    >>> cited_paths_missing("`specs/seeds/004`, `/work/shared/registries/`, `shared/` beside the repository")
+    ['specs/seeds/004', '/work/shared/registries/', 'shared/']
+    """
+    found = [m.group(1).replace("{service,timer}", "service") for m in _CITED_PATH.finditer(text)]
+    outside = [m.group(1).rstrip(".,;:") for m in _OUTSIDE_PATH.finditer(text)]
+    missing = []
+    for path in [*found, *(p for p in outside if p not in found)]:
+        if path.startswith(("../", "/")) or not _exists(path):
+            missing.append(path)
+    return list(dict.fromkeys(missing))
+
+
+def _exists(path: str) -> bool:
+    """Whether the repository has ``path``; a placeholder (``<name>``) or a ``*`` matches any name.
+
+    >>> _exists("tests/data/importers/noid/<name>/noid.bdb"), _exists("specs/*/no-such-file")
+    (True, False)
+    """
+    pattern = re.sub(r"<[^<>/]*>", "*", path)
+    if "*" in pattern:
+        return any(ROOT.glob(pattern))
+    return (ROOT / path).exists()
+
+
 def test_cited_repository_files_exist() -> None:
     missing = []
-    for page in [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]:
-        for m in _CITED_PATH.finditer(page.read_text(encoding="utf-8")):
-            path = m.group(1).replace("{service,timer}", "service")
-            if not (ROOT / path).exists() and (page.name, path) not in PENDING_CITATIONS:
-                missing.append(f"{page.name}: {path}")
-    assert not missing, missing
+    for text in citing_texts():
+        where = text.relative_to(ROOT).as_posix()
+        for path in cited_paths_missing(text.read_text(encoding="utf-8")):
+            if (where, path) not in PENDING_CITATIONS:
+                missing.append(f"{where}: {path}")
+    assert not missing, "\n".join(missing)
 
 
 # --- the harness itself ----------------------------------------------------------------------------------

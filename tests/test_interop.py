@@ -40,7 +40,7 @@ def test_xarkid_uuid_in_and_out(v: dict[str, Any]) -> None:
 
 
 def test_gedcom_uid_to_uuid() -> None:
-    # seed 001 example: the first 32 digits are the UUID, the last 4 the checksum
+    # Gedcom-L's _UID page's example: the first 32 digits are the UUID, the last 4 the checksum
     uid = GedcomUid.parse("161C15D03ECE47968211BBB2E9EE7F4FA5A6")
     assert uid.to_uuid() == uuid.UUID("161c15d0-3ece-4796-8211-bbb2e9ee7f4f")
     assert GedcomUid.parse(str(uuid.UUID(int=5))).to_uuid() == uuid.UUID(int=5)

@@ -46,7 +46,8 @@ PUBLISHED: list[dict[str, Any]] = json.loads(
 
 
 def reference(pairs: Any) -> str:
-    """seeds/002 written out plainly: compact JSON, MurmurHash3 x64-128 low 64 bits, int64 BE, base64url."""
+    """The Library.Link algorithm (docs/library-link.md) written out plainly: compact JSON, MurmurHash3
+    x64-128 low 64 bits, int64 BE, base64url."""
     text = json.dumps(pairs, separators=(",", ":"))
     low64 = mmh3.hash64(text)[0]
     return base64.urlsafe_b64encode(struct.pack(">q", low64)).rstrip(b"=").decode("ascii")

@@ -1,4 +1,4 @@
-"""RecordKey, KeyType and the NSID syntax: every interop line, the seed's examples, properties."""
+"""RecordKey, KeyType and the NSID syntax: every interop line, the draft RFC's examples, properties."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ RKEY_INVALID = interop_lines("recordkey_syntax_invalid.txt")
 NSID_VALID = interop_lines("nsid_syntax_valid.txt")
 NSID_INVALID = interop_lines("nsid_syntax_invalid.txt")
 
-# seeds/004 "Examples" (the RFC draft's list; slightly different from record-key.mdx's)
+# "RFC: Record Keys" (M. Perhats, 2024 draft; no public address, see specs/README.md), its "Examples": the
+# draft's list, slightly different from specs/atproto/record-key.mdx's
 SEED_VALID = ["1a2b3c", "self", "example.net", "~1.2-3_", "rDg8fH", "prefix:suffix", "_"]
 SEED_INVALID = [
     ("alpha/beta", 6),

@@ -12,7 +12,7 @@ Reads the ``gedstruct`` blocks of ``gedcom-3-structures-1-organization.md`` (the
 
 Run from the repository root, naming the specification file::
 
-    .venv/bin/python tools/gen_gedcom7_tables.py ../shared/specs/gedcom7/gedcom-3-structures-1-organization.md
+    .venv/bin/python tools/gen_gedcom7_tables.py specs/gedcom7/gedcom-3-structures-1-organization.md
 
 ``--check`` exits 1 if the checked-in module differs from what the specification gives.
 """

@@ -1,6 +1,7 @@
 """GEDCOM ``_UID`` (5.x, Gedcom-L agreements U0–U9) and ``UID`` (GEDCOM 7) values.
 
-Sources: ``seeds/001_7b20330936b3ae66.txt`` (the Gedcom-L ``_UID`` page) and GEDCOM 7.0 ``g7:UID``.
+Sources: Gedcom-L's ``_UID`` page, "GEDCOM/UID-Tag", https://wiki-de.genealogy.net/GEDCOM/UID-Tag (not copied
+here: wiki text; see ``docs/sources.md``), and GEDCOM 7.0 ``g7:UID`` (``specs/gedcom7/``, Apache-2.0).
 
 A value is **kept verbatim** — U7: "the first 36 characters of imported _UIDs must be exported unchanged";
 GEDCOM 7: "used without modification, not even whitespace or letter case normalization" — so
@@ -249,7 +250,7 @@ class GedcomUid(Value):
     def from_xarkid(cls, xarkid: XarkId, *, gedcom7: bool = False) -> GedcomUid:
         """A XarkId as a UID: its compact form for 5.x files, its GUID form for GEDCOM 7.
 
-        The XarkId seed: "Software must use the compact form when saving to GEDCOM files unless the GEDCOM
+        The XarkId page: "Software must use the compact form when saving to GEDCOM files unless the GEDCOM
         variant supports the long UUID form"; GEDCOM 7's ``UID`` recommends a UUID.
 
         >>> x = XarkId.parse("AYvP5WgA-_-_ASNFZ4mr")

@@ -1,7 +1,9 @@
 """Library.Link resource ids, and the Versa literate (Markdown) reader that feeds them.
 
-Source: ``seeds/002`` ("From Records to Resources: the Library.Link resource ID generation algorithm") and
-DESIGN.md.  The recipe, for an ordered list of ``[key, value]`` string pairs:
+Source: "From Records to Resources: the Library.Link resource ID generation algorithm" (U. Ogbuji, 2015),
+https://github.com/zepheira/pybibframe/wiki/From-Records-to-Resources:-the-Library.Link-resource-ID-generation-algorithm
+(not copied here: it states no licence; see ``docs/sources.md`` and ``docs/library-link.md``).
+The recipe, for an ordered list of ``[key, value]`` string pairs:
 
 1. serialize as compact JSON exactly as ``json.dumps(pairs, separators=(",", ":"))`` writes it
    (``ensure_ascii``: every non-ASCII character as lowercase ``\\uXXXX``, astral characters as surrogate
@@ -64,10 +66,10 @@ __all__ = [
     "versa_schema",
 ]
 
-#: seed 002 "Generating the character string hash": 8 bytes in base64url without padding.
+#: the Library.Link algorithm, "Generating the character string hash": 8 bytes in base64url without padding.
 LLID_LENGTH: Final = 11
 _LLID_BYTES: Final = 8
-#: seed 002: the key of the resource-type pair (Versa vocabulary), always the first pair.
+#: the Library.Link algorithm: the key of the resource-type pair (Versa vocabulary), always the first pair.
 VERSA_BASE: Final = "http://bibfra.me/purl/versa/"
 VERSA_TYPE: Final = VERSA_BASE + "type"
 
@@ -174,8 +176,8 @@ def _json_careful(pairs: object) -> bytes:
 
 
 def _encode(json_text: bytes) -> str:
-    """Seed 002 steps 2-4 for one JSON text: MurmurHash3 x64-128 (seed 0), low 64 bits, big-endian,
-    base64url without padding.  :func:`_encode_many` is the same for many texts (tested to agree).
+    """The Library.Link algorithm's steps 2-4 for one JSON text: MurmurHash3 x64-128 (seed 0), low 64 bits,
+    big-endian, base64url without padding.  :func:`_encode_many` is the same for many texts (tested to agree).
 
     >>> _encode(b'[["a","b"]]')
     'yFF3yU8UYM0'
@@ -347,7 +349,8 @@ class Resource:
 
 _HEADER: Final = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*")
 _ITEM: Final = re.compile(r"([ \t]*)[*+-][ \t]+(.*)")
-#: versa ``tools/py/reader/md.py`` RESOURCE_PAT: "ResourceID", "ResourceID [Type]", "[Type]" or "[]".
+#: versa's Markdown reader (md.py in tools/py/reader/ of https://github.com/uogbuji/versa), its RESOURCE_PAT:
+#: "ResourceID", "ResourceID [Type]", "[Type]" or "[]".
 _RESOURCE: Final = re.compile(r"([^\s\[\]]+)?\s?(\[([^\s\[\]]*?)\])?")
 #: versa md.py REL_PAT: ``prop: value`` where prop is ``<iri>`` or a name, value ``<iri>``, quoted or bare.
 _REL: Final = re.compile(r"""(?:<(.+)>|([@\-_\w#/]+)):\s*(?:<(.+)>|"(.*)"|'(.*)'|(.*))""", re.DOTALL)

@@ -1,7 +1,9 @@
 """atproto record keys, record key types, and the NSID syntax that the ``nsid`` key type needs.
 
-Source: atproto ``specs/record-key`` (``record-key.mdx``), the record-key seed (``seeds/004``), and the
-atproto interop files ``nsid_syntax_valid.txt`` / ``nsid_syntax_invalid.txt`` for the NSID rules.
+Source: the AT Protocol's "Record Key", https://atproto.com/specs/record-key (a copy, CC BY 4.0:
+``specs/atproto/record-key.mdx``), the "RFC: Record Keys" draft (M. Perhats, 2024; no stable public address,
+see ``specs/README.md``), and the atproto interop files ``nsid_syntax_valid.txt`` /
+``nsid_syntax_invalid.txt`` for the NSID rules.
 
 >>> RecordKey.parse("self")
 RecordKey('self')

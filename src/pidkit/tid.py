@@ -1,6 +1,8 @@
 """atproto Timestamp Identifiers (TIDs) and a strictly increasing TID clock.
 
-Source: atproto ``specs/tid`` (``tid.mdx``) and the record-key seed (``seeds/004``).
+Source: the AT Protocol's "Timestamp Identifiers (TIDs)", https://atproto.com/specs/tid (a copy, CC BY 4.0:
+``specs/atproto/tid.mdx``), and the "RFC: Record Keys" draft (M. Perhats, 2024; no stable public address,
+see ``specs/README.md``).
 
 A TID is a 64-bit integer written as 13 base32-sortable characters (alphabet
 ``234567abcdefghijklmnopqrstuvwxyz``, most significant digit first, no padding)::

@@ -1,8 +1,9 @@
 """XarkId: 120-bit record ids (48-bit Unix milliseconds + 72 random bits) and revision ids.
 
-Source: the XarkId page (``seeds/000_afcf3a4f6c765077.txt``) and its reference implementation RT.XarkId;
-where the seed's GUID bit table and the reference code disagree, the reference wins (DESIGN.md: "byte 8
-wins").
+Source: the XarkId page, https://xark.org/types/id.html (not copied here: it states no licence; see
+``docs/sources.md``), and its reference implementation RT.XarkId, https://github.com/richardtallent/RT.XarkId;
+where the page's GUID bit table and the reference code disagree, the reference wins (``docs/xarkid.md``:
+"Byte 8 wins").
 
 Forms (all parse to the same value, compare equal and hash equal):
 
@@ -12,7 +13,7 @@ Forms (all parse to the same value, compare equal and hash equal):
   layout below), written as 32 hex digits.  :meth:`XarkId.parse` accepts it with or without the four dashes
   in the 8-4-4-4-12 positions, in any letter case, optionally wrapped in one pair of braces ``{…}``; nothing
   else (no whitespace, no ``urn:uuid:`` prefix, no stray dashes).  Output (:attr:`XarkId.guid`,
-  :attr:`XarkId.hex`) is lowercase, as the seed prefers.
+  :attr:`XarkId.hex`) is lowercase, as the XarkId page prefers.
 
 >>> x = XarkId.parse("AYvP5WgA-_-_ASNFZ4mr")
 >>> x
@@ -51,7 +52,7 @@ _Bytes: TypeAlias = bytes
 
 # --- the layout ----------------------------------------------------------------------------------------
 #
-# Native value (seed "Data Structure (native)"), 120 bits, big-endian, 15 bytes:
+# Native value (the XarkId page's "Data Structure (native)"), 120 bits, big-endian, 15 bytes:
 #
 #   bit  0                                47 48                                                         119
 #       +----------------------------------+-------------------------------------------------------------+
@@ -65,7 +66,7 @@ _Bytes: TypeAlias = bytes
 #   bits  0-47   time (48)                    = native bits 0-47
 #   bits 48-51   version nibble 0100b (4)
 #   bits 52-63   random bits 0-11   (12)      = native bits 48-59
-#   bits 64-67   variant nibble 1000b (8)     (byte 8's high nibble; the seed's table says 56-59)
+#   bits 64-67   variant nibble 1000b (8)     (byte 8's high nibble; the page's table says 56-59)
 #   bits 68-127  random bits 12-71  (60)      = native bits 60-119
 #
 # The compact form encodes the native 15 bytes only, so the version/variant nibbles are not in it.
@@ -499,7 +500,7 @@ class XarkId(OrderedValue):
     def timestamp(self) -> _dt.datetime:
         """The embedded time as an aware UTC :class:`datetime.datetime` (millisecond precision).
 
-        The seed requires showing it in UTC.  Times after 9999-12-31 (possible in 48 bits: up to the year
+        The XarkId page requires it shown in UTC.  Times after 9999-12-31 (possible in 48 bits: up to the year
         10889) raise :class:`~pidkit.errors.TimestampRangeError` naming the id, as :mod:`datetime` cannot
         represent them; :attr:`unix_ms` still gives the time.
 
@@ -632,7 +633,7 @@ def _normalize_newlines(value: Any) -> Any:
 class RevisionId(XarkId):
     """A XarkId for a record revision whose 72 random bits may carry a checksum of the record's content.
 
-    The seed leaves the checksum open; pidkit's decision (stable across serializations and line endings):
+    The XarkId page leaves the checksum open; pidkit's decision (stable across serializations, line endings):
 
     1. The content is a JSON-compatible value (``dict`` with ``str`` keys, ``list``/``tuple``, ``str``,
        ``int``, ``float``, ``bool``, ``None``).
