@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pidkit import registry
@@ -167,8 +167,10 @@ def test_indexed_match_equals_a_plain_scan(naan: str, head: str, tail: str) -> N
     ark = f"ark:{naan}/{head}{tail}"
     try:
         Ark.parse(ark)
+        parses = True
     except ValueError:
-        return
+        parses = False
+    assume(parses)  # a tail of only '/', '.' and '-' leaves no Name (a few in a thousand)
     for reg in (snapshot(), small()):
         assert reg.match(ark) is plain_match(reg, ark), ark
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .ark import Ark
-from .codecs import read_uuid_text, uuid_text
+from .codecs import iso_z, read_uuid_text, uuid_text
 from .errors import PidkitError, TimestampRangeError
 from .gedcom_uid import GedcomUid, UidForm
 from .llid import LLID_LENGTH, read_llid
@@ -149,8 +149,7 @@ def _iso(ts: dt.datetime | None, scheme: str) -> str | None:
     if ts is None:
         return None
     # XarkIds carry milliseconds, TIDs microseconds: show the precision the id has.
-    timespec = "microseconds" if scheme == "tid" else "milliseconds"
-    return ts.astimezone(dt.UTC).replace(tzinfo=None).isoformat(timespec=timespec) + "Z"
+    return iso_z(ts, "microseconds" if scheme == "tid" else "milliseconds")
 
 
 def _plausible(ts: dt.datetime) -> bool:

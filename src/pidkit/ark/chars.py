@@ -18,6 +18,7 @@ __all__ = [
     "HYPHEN",
     "HYPHEN_LIKE",
     "LETTERS_DIGITS",
+    "NAAN_ANY_CASE_PATTERN",
     "NAME_CHARS",
     "PERCENT",
     "STRUCTURAL",
@@ -36,6 +37,13 @@ STRUCTURAL: Final = "/."
 #: §3.1 / §3.2 step 6: hyphen-like characters (U+2010 to U+2015) arrive in place of hyphens from pasted
 #: text; they are accepted and removed together with hyphens.
 HYPHEN_LIKE: Final = "\u2010\u2011\u2012\u2013\u2014\u2015"
+
+
+#: :func:`check_naan`'s rule as a regular expression (the same in Python and ECMA-262), for what cannot
+#: call it, such as the REST API's OpenAPI ``pattern``: a NAAN as a text may spell it, in any case (§3.2
+#: step 4 lowercases it; :func:`check_naan` takes the lowercased form).  Built from ``BETANUMERIC``: its
+#: digits as ``0-9``, then its consonants in both cases.
+NAAN_ANY_CASE_PATTERN: Final = "[0-9" + BETANUMERIC[10:] + BETANUMERIC[10:].upper() + "]+"
 
 
 def check_naan(naan: str) -> str:

@@ -36,6 +36,7 @@ from ..errors import ArkError, StoreError
 from ..store import Binding, Erc, Store, check_extra_name, validate_target
 from ..store.base import IMPORTED
 from ..store.dump import DumpHeader, header_line, row_line
+from ..store.keys import blade
 from ..store.rows import TABLES, binding_values, stored_time
 
 __all__ = [
@@ -214,10 +215,17 @@ def ark_id(text: str) -> Ark:
     return Ark.parse(text).normalize()
 
 
-def _blade(ark: Ark) -> str | None:
-    """The mintable id of a normalized ARK (its Name when it has no qualifiers), or ``None``."""
-    rest = str(ark)[len(f"ark:{ark.naan}/") :]
-    return None if not rest or "/" in rest or "." in rest else rest
+def _blade(naan: str, key: str) -> str | None:
+    """The mintable id of a normalized ARK (its Name when it has no qualifiers: the store's rule,
+    :func:`pidkit.store.keys.blade`), or ``None``.
+
+    >>> _blade("99999", "ark:99999/fk4x1"), _blade("99999", "ark:99999/fk4x1/c")
+    ('fk4x1', None)
+    """
+    try:
+        return blade(naan, key)
+    except StoreError:
+        return None
 
 
 class DumpBuilder:
@@ -327,9 +335,9 @@ class DumpBuilder:
             self.add_shoulder(naan, shoulder)
         else:
             self.add_naan(naan)
-        blade = _blade(ark)
-        if blade is not None:
-            self.add_minted(naan, blade)
+        minted = _blade(naan, key)
+        if minted is not None:
+            self.add_minted(naan, minted)
         return key
 
     def binding_keys(self) -> list[str]:

@@ -14,12 +14,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from ..ark import Ark, noid
 from ..ark.chars import check_naan as check_naan  # the store checks NAANs and shoulders by the ARK rules
 from ..ark.chars import check_shoulder as check_shoulder
 from ..ark.syntax import plain_normalized
 from ..codecs import read_uuid_text, uuid_text
 from ..errors import ParseError, StoreError
+from ..gedcom_uid import GedcomUid
 from ..llid import read_llid
+from ..tid import Tid
+from ..xarkid import XarkId
 from .records import MinterInfo
 
 
@@ -49,8 +53,6 @@ def ark_key(text: str) -> ArkKey:
     >>> ark_key("ark:99999/fk4x1"), ark_key("ark:/99999/fk4-x1/c") == ark_key("ark:99999/fk4x1/c")
     (ArkKey(key='ark:99999/fk4x1', naan='99999', shoulder='fk4', ancestors=()), True)
     """
-    from ..ark import Ark
-
     plain = plain_normalized(text)
     if plain is not None:
         return ArkKey(text, plain[0], plain[1] or None, ())
@@ -73,8 +75,6 @@ def passthrough_suffix(text: str, naan: str, normalized_suffix: str) -> str:
     >>> passthrough_suffix("ark:12345/x54", "12345", "/c3")  # nothing to map: the normalized suffix
     '/c3'
     """
-    from ..ark import Ark
-
     qualifiers = Ark.parse(text).qualifiers
     structural = sum(normalized_suffix.count(c) for c in "/.")
     cut = len(qualifiers)
@@ -113,21 +113,15 @@ def llid_key(text: str) -> str:
 
 
 def _xarkid_key(text: str) -> str:
-    from .. import xarkid
-
-    return str(xarkid.XarkId.parse(text))
+    return str(XarkId.parse(text))
 
 
 def _tid_key(text: str) -> str:
-    from .. import tid
-
-    return str(tid.Tid.parse(text))
+    return str(Tid.parse(text))
 
 
 def _gedcom_uid_key(text: str) -> str:
-    from .. import gedcom_uid
-
-    return str(gedcom_uid.GedcomUid.parse(text))
+    return str(GedcomUid.parse(text))
 
 
 def _ark_only_key(text: str) -> str:
@@ -162,7 +156,7 @@ def canonical(kind: str, text: str) -> str:
 
 
 def readings(text: str) -> list[tuple[str, str]]:
-    """Every ``(kind, key)`` that ``text`` can be read as (kinds whose module is missing are skipped).
+    """Every ``(kind, key)`` that ``text`` can be read as.
 
     >>> ("llid", "AAECAwQFBgc") in readings("AAECAwQFBgc")
     True
@@ -171,15 +165,13 @@ def readings(text: str) -> list[tuple[str, str]]:
     for kind, fn in _CANONICAL.items():
         try:
             out.append((kind, fn(text)))
-        except (ParseError, ImportError):
+        except ParseError:
             continue
     return out
 
 
 def template_prefix(template: str) -> str:
     """Check a NOID template with ``pidkit.noid`` and return its prefix (the shoulder it mints on)."""
-    from .. import noid
-
     return str(noid.Template.parse(template).prefix)
 
 
@@ -202,8 +194,6 @@ def template_shoulder(template: str, naan: str) -> str | None:
     >>> template_shoulder("fk4.reedeedk", "99999"), template_shoulder("b.reedeedk", "99999")
     ('fk4', None)
     """
-    from ..ark import Ark
-
     prefix = template_prefix(template)
     if not prefix:
         return None
@@ -220,9 +210,6 @@ def check_char_problem(text: str, template: str) -> str | None:
     >>> check_char_problem("ark:13030/c7x921j3h", "c7.reedeedk"), check_char_problem("ark:13030/q1", "c7.rdk")
     (None, None)
     """
-    from .. import noid
-    from ..ark import Ark
-
     parsed = noid.Template.parse(template)
     ark = Ark.parse(text).normalize()
     if not parsed.has_check or not ark.name.startswith(parsed.prefix) or ark.check_ok:
@@ -252,7 +239,5 @@ def blade(naan: str, text: str) -> str:
 
 def make_minter(template: str, naan: str, seed: int) -> IdMaker:
     """The NOID minter for a stored minter state (the one place the store builds ids)."""
-    from .. import noid
-
     minter: IdMaker = noid.Minter(noid.Template.parse(template), naan, seed=seed)
     return minter

@@ -48,6 +48,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from ..codecs import iso_z
 from ..errors import PidkitError
 from ..settings import DEFAULT_OAI_ADMIN_EMAIL
 from ..store import Binding, Naan, Store
@@ -171,8 +172,7 @@ def datestamp(when: _dt.datetime | None) -> str:
     >>> datestamp(_dt.datetime(2024, 5, 1, 12, 0, 7, 999, tzinfo=_dt.UTC))
     '2024-05-01T12:00:07Z'
     """
-    when = when or _dt.datetime.now(_dt.UTC)
-    return when.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso_z(when or _dt.datetime.now(_dt.UTC), "seconds")
 
 
 def parse_bound(text: str, name: str, *, end: bool) -> tuple[_dt.datetime, str]:

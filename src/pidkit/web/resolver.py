@@ -55,6 +55,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from ..ark import Ark
 from ..ark.chars import check_naan
+from ..codecs import iso_z
 from ..errors import ArkError, PidkitError, StoreError
 from ..registry import Registry, RegistryMatch, naan_line
 from ..settings import SERVICE_PATH
@@ -478,12 +479,12 @@ def tombstone_response(request: Request, b: Binding) -> Response:
     """410 Gone with the reason: the id was withdrawn for good (never reissued), or is unavailable
     (withdrawn, EZID's meaning: it may be made public again)."""
     if b.is_tombstoned:
-        when = b.tombstoned_at.isoformat().replace("+00:00", "Z") if b.tombstoned_at else "(:unav)"
+        when = iso_z(b.tombstoned_at, "auto") if b.tombstoned_at else "(:unav)"
         message = f"{b.key} was withdrawn ({b.tombstone_reason or 'no reason given'}); it is never reissued"
         said = "This identifier was withdrawn for good and will never be reissued."
         facts = [("id", b.key), ("reason", b.tombstone_reason or ""), ("withdrawn", when)]
     else:
-        when = b.updated.isoformat().replace("+00:00", "Z") if b.updated else "(:unav)"
+        when = iso_z(b.updated, "auto") if b.updated else "(:unav)"
         message = f"{b.key} is unavailable ({b.reason or 'no reason given'})"
         said = "The object this identifier names is not available."
         facts = [("id", b.key), ("reason", b.reason or ""), ("since", when)]
