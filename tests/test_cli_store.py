@@ -128,19 +128,52 @@ def test_export_import(db: str, tmp_path: Path) -> None:
     assert r.stdout.splitlines() == lines
     other = f"sqlite:///{tmp_path / 'other.db'}"
     assert run(other, "init").returncode == 0
+    r = run(other, "import", str(out))  # an ARK is bound under a NAAN the store serves (or with --force)
+    assert r.returncode == 1 and "line 1: NAAN 99999 is not registered in this store" in r.stderr
+    assert run(other, "naan", "add", "99999").returncode == 0
     r = run(other, "import", str(out))
     assert r.returncode == 0, r.stderr
     assert "imported 2 bindings (2 new, 0 updated)" in r.stderr
     assert run(other, "export").stdout.splitlines() == lines
     bad = lines[0] + "\n{oops\n" + lines[1].replace("fk4e2", "fk4e3").replace('"key":"ark:99999/fk4e3",', "")
     third = f"sqlite:///{tmp_path / 'third.db'}"
-    assert run(third, "init").returncode == 0
+    assert run(third, "naan", "add", "99999").returncode == 0
     r = run(third, "import", "-", stdin=bad + "\n")
     assert r.returncode == 1
     assert "-: line 2: not JSON" in r.stderr
     assert "nothing imported" in r.stderr
     with open_store(f"sqlite:///{tmp_path / 'third.db'}") as s:
         assert s.list_bindings() == []
+
+
+def test_import_force_is_needed_recorded_and_only_for_json_lines(db: str, tmp_path: Path) -> None:
+    """Issue 11: an import binds as bind does — an unregistered NAAN is refused by line, --force
+    imports it and records the override; --force / --update with --from, --drop-extra without, are
+    usage errors."""
+    run(db, "naan", "add", "99999")
+    line = json.dumps({"text": "ark:12345/x1", "target": "https://example.org/x"})
+    r = run(db, "import", "-", stdin=line + "\n")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [
+        "pidkit: error: -: line 1: NAAN 12345 is not registered in this store",
+        "pidkit: error: -: nothing imported (1 bad lines)",
+        "pidkit: --force imports line(s) 1 anyway (an unregistered NAAN or a wrong check character; "
+        "each override is recorded)",
+    ]
+    r = run(db, "import", "-", "--force", stdin=line + "\n")
+    assert r.returncode == 0, r.stderr
+    with open_store(db) as store:
+        assert [(o.key, o.reason) for o in store.list_overrides()] == [
+            ("ark:12345/x1", "NAAN 12345 is not registered in this store")]
+    source = tmp_path / "dl.txt"
+    source.write_text(":: ark:/99999/fk4a\n_target: https://e.org/a\n")
+    for args, said in (
+        (["--from", "ezid", str(source), "--force"], "--force goes with a JSON Lines import"),
+        (["--from", "ezid", str(source), "--update"], "--update goes with a JSON Lines import"),
+        (["-", "--drop-extra"], "--drop-extra goes with --from"),
+    ):
+        r = run(db, "import", *args, stdin="")
+        assert r.returncode == 2 and r.stderr.startswith(f"pidkit: error: {said}"), r.stderr
 
 
 def test_apikeys(db: str) -> None:
@@ -174,7 +207,7 @@ def test_in_process(db: str, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_import_hand_written_minimal_lines(db: str) -> None:
-    run(db, "init")
+    run(db, "naan", "add", "99999")
     lines = '{"text": "ark:/99999/fk4-m1", "target": "https://example.org/m1"}\n{"text": "ark:99999/fk4m2"}\n'
     r = run(db, "import", "-", stdin=lines)
     assert r.returncode == 1  # the second line is public (the default) without a target
@@ -242,12 +275,16 @@ def test_bind_force_is_needed_and_reported(db: str) -> None:
         ["bind", "ark:99999/x", "https://example.org/"],
         ["tombstone", "ark:99999/x", "--reason", "r"],
         ["minter", "create", "m", "--naan", "99999", "--template", "fk4.reedeedk"],
+        ["user", "list"],
+        ["user", "add", "ann", "--naan", "99999", "--password-stdin"],
+        ["user", "disable", "ann"],
+        ["user", "passwd", "ann", "--password-stdin"],
     ],
     ids=lambda a: "-".join(a[:2]),
 )
 def test_commands_other_than_init_never_create_a_store(tmp_path: Path, args: list[str]) -> None:
     path = tmp_path / "typo.db"
-    r = run(f"sqlite:///{path}", *args, stdin="")
+    r = run(f"sqlite:///{path}", *args, stdin="correct horse battery staple\n")
     assert r.returncode == 1
     assert r.stderr == f"pidkit: error: no pidkit store at {path} (create one with `pidkit init`)\n"
     assert not path.exists()
@@ -442,7 +479,7 @@ def test_export_import_with_unicode_line_breaks_in_values(db: str, tmp_path: Pat
     assert run(db, "export", "-o", str(out)).returncode == 0
     exported = out.read_text(encoding="utf-8")
     other = f"sqlite:///{tmp_path / 'other.db'}"
-    run(other, "init")
+    run(other, "naan", "add", "99999")
     for source in ("file", "stdin"):
         r = run(other, "import", str(out)) if source == "file" else run(other, "import", "-", stdin=exported)
         assert r.returncode == 0, r.stderr

@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from httpx2 import Response
 
 from _webutil import Seeded
+from pidkit import noid
 from pidkit.store import Erc, ImportRejectedError, Store, parse_import_line
 from pidkit.store.csvformat import read_csv_records
 from pidkit.web import officeimport
@@ -51,6 +52,12 @@ def _token(html: str) -> str:
     return found[1]
 
 
+def _k(text: str) -> str:
+    """The ARK ``text`` ended with the NOID check character the seeded ``fk4.reedeedk`` minter wants (an
+    import binds under its rule, as bind does)."""
+    return text + noid.check_char(text.removeprefix("ark:"))
+
+
 def _line(text: str, target: str | None = "https://example.org/new", **more: object) -> str:
     return json.dumps({"text": text, "target": target, **more})
 
@@ -63,16 +70,16 @@ def _everything(store: Store) -> tuple[object, ...]:
 def test_preview_names_every_bad_line_and_writes_nothing(office: Office) -> None:
     client, store = office
     csrf = sign_in(client, "ann")
-    store.tombstone("ark:99999/fk4gone", "withdrawn for good")
+    store.tombstone("ark:99999/fk4goned", "withdrawn for good")
     before = _everything(store)
     lines = [
         _line("ark:99999/fk4new1"),                          # 1 good
         "{not json",                                         # 2 unreadable
         _line(f"ark:{OTHER}/x5secret"),                      # 3 NAAN B: outside ann's scope
-        _line("ark:99999/fk4new2", None),                    # 4 public without a target
+        _line("ark:99999/fk4new2x", None),                    # 4 public without a target
         "",                                                  # 5 blank: ignored
-        _line("ark:99999/fk4gone"),                          # 6 tombstoned in the store (the store's check)
-        _line("ark:99999/fk4new3", "javascript:alert(1)"),   # 7 a target the store refuses
+        _line("ark:99999/fk4goned"),                          # 6 tombstoned in the store (the store's check)
+        _line("ark:99999/fk4new3c", "javascript:alert(1)"),   # 7 a target the store refuses
     ]  # fmt: skip
     r = _upload(client, csrf, "\n".join(lines).encode())
     assert r.status_code == 422
@@ -90,7 +97,7 @@ def test_preview_names_every_bad_line_and_writes_nothing(office: Office) -> None
 def test_apply_writes_all_as_the_user(office: Office) -> None:
     client, store = office
     csrf = sign_in(client, "ann")
-    content = "\n".join([_line("ark:99999/fk4new1"), _line("ark:/99999/fk4-new2", erc={"what": "<b>T</b>"}),
+    content = "\n".join([_line("ark:99999/fk4new1"), _line("ark:/99999/fk4-new2x", erc={"what": "<b>T</b>"}),
                          _line("ark:99999/fk4x1", "https://example.org/moved")]).encode()  # fmt: skip
     r = _upload(client, csrf, content)
     assert r.status_code == 200, r.text
@@ -98,9 +105,9 @@ def test_apply_writes_all_as_the_user(office: Office) -> None:
     assert store.get_binding("ark:99999/fk4new1") is None  # the preview wrote nothing
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": _token(r.text)})
     assert r.status_code == 200 and "3 bindings imported (2 new, 1 updated)" in r.text
-    assert store.get_binding("ark:99999/fk4new2").erc.what == "<b>T</b>"  # type: ignore[union-attr]
+    assert store.get_binding("ark:99999/fk4new2x").erc.what == "<b>T</b>"  # type: ignore[union-attr]
     assert store.get_binding("ark:99999/fk4x1").target == "https://example.org/moved"  # type: ignore[union-attr]
-    for key in ("ark:99999/fk4new1", "ark:99999/fk4new2", "ark:99999/fk4x1"):
+    for key in ("ark:99999/fk4new1", "ark:99999/fk4new2x", "ark:99999/fk4x1"):
         assert [(h.operation, h.principal) for h in store.history("ark", key)][-1] == ("import", "user:ann")
     again = _token(_upload(client, csrf, content).text)
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": again})
@@ -110,15 +117,15 @@ def test_apply_writes_all_as_the_user(office: Office) -> None:
 def test_apply_is_all_or_nothing(office: Office) -> None:
     client, store = office
     csrf = sign_in(client, "ann")
-    content = "\n".join([_line(f"ark:99999/fk4n{i}") for i in range(50)] + [_line("ark:99999/fk4late")])
+    content = "\n".join([_line(_k(f"ark:99999/fk4n{i}")) for i in range(50)] + [_line("ark:99999/fk4laten")])
     r = _upload(client, csrf, content.encode())
     assert r.status_code == 200
-    store.tombstone("ark:99999/fk4late", "gone meanwhile")  # after the preview, before the confirmation
+    store.tombstone("ark:99999/fk4laten", "gone meanwhile")  # after the preview, before the confirmation
     before = _everything(store)
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": _token(r.text)})
     assert r.status_code == 409 and "nothing was imported" in r.text and "line 51" in r.text
     assert _everything(store) == before
-    assert store.get_binding("ark:99999/fk4n0") is None
+    assert store.get_binding("ark:99999/fk4n08") is None
 
 
 def _follow(client: TestClient, r: Response) -> Response:
@@ -144,7 +151,7 @@ def test_a_long_import_runs_in_the_background_with_its_progress(
     client, store = office
     csrf = sign_in(client, "ann")
     monkeypatch.setattr(officeimport, "INLINE_LINES", 10)
-    content = "\n".join(_line(f"ark:99999/fk4bg{i}") for i in range(40)).encode()
+    content = "\n".join(_line(_k(f"ark:99999/fk4bg{i}")) for i in range(40)).encode()
     token = _token(_upload(client, csrf, content).text)
     gate, started = threading.Event(), threading.Event()
     real = type(store).import_jsonl
@@ -172,7 +179,7 @@ def test_a_long_import_runs_in_the_background_with_its_progress(
     assert page.status_code == 200 and "<h1>Importing</h1>" in page.text, page.text
     assert '<meta http-equiv="refresh" content="1">' in page.text
     assert '<progress max="40" value="12"' in page.text and "12 of 40 lines read" in page.text, page.text
-    assert store.get_binding("ark:99999/fk4bg0") is None  # all or nothing: nothing visible yet
+    assert store.get_binding("ark:99999/fk4bg0g") is None  # all or nothing: nothing visible yet
     assert other.get(progress).status_code == 404  # another session's import
     again = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
     assert again.status_code == 410  # applied once
@@ -180,16 +187,17 @@ def test_a_long_import_runs_in_the_background_with_its_progress(
     page = _follow(client, r)
     assert page.status_code == 200 and "<h1>Imported</h1>" in page.text, page.text
     assert "40 bindings imported (40 new, 0 updated)" in page.text
-    assert all(store.get_binding(f"ark:99999/fk4bg{i}") is not None for i in range(40))
+    assert all(store.get_binding(_k(f"ark:99999/fk4bg{i}")) is not None for i in range(40))
 
 
 def test_a_background_import_refused_leaves_nothing(office: Office, monkeypatch: pytest.MonkeyPatch) -> None:
     client, store = office
     csrf = sign_in(client, "ann")
     monkeypatch.setattr(officeimport, "INLINE_LINES", 10)
-    content = "\n".join([_line(f"ark:99999/fk4bh{i}") for i in range(30)] + [_line("ark:99999/fk4bhlate")])
+    content = "\n".join([_line(_k(f"ark:99999/fk4bh{i}")) for i in range(30)]
+                        + [_line("ark:99999/fk4bhlatef")])
     token = _token(_upload(client, csrf, content.encode()).text)
-    store.tombstone("ark:99999/fk4bhlate", "gone meanwhile")
+    store.tombstone("ark:99999/fk4bhlatef", "gone meanwhile")
     before = _everything(store)
     page = _follow(client, client.post("/office/import/apply", data={"csrf": csrf, "token": token}))
     assert page.status_code == 409 and "nothing was imported" in page.text and "line 31" in page.text
@@ -202,7 +210,7 @@ def test_a_silent_background_import_is_said_so(office: Office, monkeypatch: pyte
     client, store = office
     csrf = sign_in(client, "ann")
     monkeypatch.setattr(officeimport, "INLINE_LINES", 1)
-    content = f"{_line('ark:99999/fk4q1')}\n{_line('ark:99999/fk4q2')}".encode()
+    content = f"{_line('ark:99999/fk4q1b')}\n{_line('ark:99999/fk4q2q')}".encode()
     token = _token(_upload(client, csrf, content).text)
     gate = threading.Event()
     real = type(store).import_jsonl
@@ -231,17 +239,17 @@ def test_a_silent_background_import_is_said_so(office: Office, monkeypatch: pyte
 def test_staged_copy_belongs_to_its_session(office: Office) -> None:
     client, store = office
     csrf = sign_in(client, "ann")
-    token = _token(_upload(client, csrf, _line("ark:99999/fk4mine").encode()).text)
+    token = _token(_upload(client, csrf, _line("ark:99999/fk4mines").encode()).text)
     other = TestClient(client.app, follow_redirects=False)
     other_csrf = sign_in(other, "carl")
     r = other.post("/office/import/apply", data={"csrf": other_csrf, "token": token})
-    assert r.status_code == 410 and store.get_binding("ark:99999/fk4mine") is None
+    assert r.status_code == 410 and store.get_binding("ark:99999/fk4mines") is None
     for forged in ("../../etc/passwd", "x" * 43, ""):
         assert client.post("/office/import/apply", data={"csrf": csrf, "token": forged}).status_code == 410
     assert client.post("/office/import/apply", data={"token": token}).status_code == 403  # no CSRF
-    assert store.get_binding("ark:99999/fk4mine") is None
+    assert store.get_binding("ark:99999/fk4mines") is None
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
-    assert r.status_code == 200 and store.get_binding("ark:99999/fk4mine") is not None
+    assert r.status_code == 200 and store.get_binding("ark:99999/fk4mines") is not None
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
     assert r.status_code == 410  # applied once; the staged copy is gone
 
@@ -249,7 +257,7 @@ def test_staged_copy_belongs_to_its_session(office: Office) -> None:
 def test_upload_needs_csrf_and_a_format(office: Office) -> None:
     client, store = office
     csrf = sign_in(client, "ann")
-    content = _line("ark:99999/fk4n1").encode()
+    content = _line("ark:99999/fk4n1n").encode()
     r = client.post("/office/import", data={"format": "jsonl"}, files={"file": ("f", content, "text/plain")})
     assert r.status_code == 403
     r = client.post("/office/import", data={"csrf": "forged", "format": "jsonl"},
@@ -262,7 +270,7 @@ def test_upload_needs_csrf_and_a_format(office: Office) -> None:
     assert r.status_code == 415
     anonymous = TestClient(client.app, follow_redirects=False)
     assert anonymous.post("/office/import", files={"file": ("f", content, "text/plain")}).status_code == 303
-    assert store.get_binding("ark:99999/fk4n1") is None
+    assert store.get_binding("ark:99999/fk4n1n") is None
 
 
 def test_bad_lines_are_shown_escaped(office: Office) -> None:
@@ -278,7 +286,7 @@ def test_shoulder_scope_on_import(office: Office) -> None:
     client, _ = office
     csrf = sign_in(client, "carl")  # 99999, shoulder b5 only
     uuid = json.dumps({"kind": "uuid", "text": "0f8fad5b-d9cb-469f-a165-70867728950e", "target": "https://e.org/"})
-    r = _upload(client, csrf, "\n".join([_line("ark:99999/b5ok"), _line("ark:99999/fk4no"), uuid]).encode())
+    r = _upload(client, csrf, "\n".join([_line("ark:99999/b5ok"), _line("ark:99999/fk4no8"), uuid]).encode())
     assert r.status_code == 422
     assert "line 2" in r.text and "line 3" in r.text and "line 1</th>" not in r.text
 
@@ -286,7 +294,7 @@ def test_shoulder_scope_on_import(office: Office) -> None:
 # -- export ------------------------------------------------------------------------------------------
 def test_export_shoulder_as_jsonl_and_csv(office: Office) -> None:
     client, store = office
-    store.bind("ark:99999/fk4formula", "https://example.org/f", erc=Erc(who="=HYPERLINK(\"http://evil\")",
+    store.bind("ark:99999/fk4formulac", "https://example.org/f", erc=Erc(who="=HYPERLINK(\"http://evil\")",
                                                                         what="+1", when="-2", where="@x"),
                force=True)
     sign_in(client, "ann")
@@ -303,7 +311,7 @@ def test_export_shoulder_as_jsonl_and_csv(office: Office) -> None:
     for row in rows[1:]:
         for cell in row:
             assert not cell.startswith(("=", "+", "-", "@")), cell  # never a formula
-    formula = next(r for r in rows if r[1] == "ark:99999/fk4formula")
+    formula = next(r for r in rows if r[1] == "ark:99999/fk4formulac")
     assert "'=HYPERLINK(\"http://evil\")" in formula and "'+1" in formula
     from_csv = [parse_import_line(rec).binding.to_dict() for _, rec in read_csv_records(c.text)]  # type: ignore[arg-type]
     from_jsonl = [parse_import_line(json.dumps(x)).binding.to_dict() for x in exported]
@@ -340,7 +348,7 @@ def test_export_scope(office: Office) -> None:
     assert carl.get("/office/export/download", params={"place": "99999"}).status_code == 403
     assert carl.get("/office/export/download", params={"place": "99999/b5"}).status_code == 200
     r = carl.get("/office/export/search", params={"status": "reserved", "format": "csv"})
-    assert r.status_code == 200 and "fk4res" not in r.text
+    assert r.status_code == 200 and "fk4rest" not in r.text
     anonymous = TestClient(client.app, follow_redirects=False)
     assert anonymous.get("/office/export/download", params={"place": "99999"}).status_code == 303
     assert anonymous.get("/office/export/search").status_code == 303
@@ -379,20 +387,20 @@ def test_find_links_to_the_export_of_every_page(office: Office, monkeypatch: pyt
 def test_ezid_download_upload(office: Office) -> None:
     client, store = office
     csrf = sign_in(client, "ann")
-    anvl = (":: ark:/99999/fk4ez1\n_target: https://example.org/ez1\n_status: public\n"
+    anvl = (":: ark:/99999/fk4ez1r\n_target: https://example.org/ez1\n_status: public\n"
             "erc.what: From EZID\n\n:: doi:10.5072/FK2X\n_target: https://example.org/doi\n\n"
-            ":: ark:/99999/fk4ez2\n_status: public\n")  # the last one: public without a target
+            ":: ark:/99999/fk4ez25\n_status: public\n")  # the last one: public without a target
     r = _upload(client, csrf, gzip.compress(anvl.encode()), fmt="ezid", name="dl.txt.gz")
     assert r.status_code == 422, r.text
     assert "line 9</th>" in r.text and "doi:10.5072/FK2X skipped" in r.text
-    good = anvl.rsplit(":: ark:/99999/fk4ez2", 1)[0]
+    good = anvl.rsplit(":: ark:/99999/fk4ez25", 1)[0]
     r = _upload(client, csrf, good.encode(), fmt="ezid", name="dl.txt")
     assert r.status_code == 200 and "1 binding to write: 1 new" in r.text
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": _token(r.text)})
     assert r.status_code == 200
-    b = store.get_binding("ark:99999/fk4ez1")
+    b = store.get_binding("ark:99999/fk4ez1r")
     assert b is not None and b.erc.what == "From EZID" and b.target == "https://example.org/ez1"
-    assert store.history("ark", "ark:99999/fk4ez1")[-1].principal == "user:ann"
+    assert store.history("ark", "ark:99999/fk4ez1r")[-1].principal == "user:ann"
     csv_dl = "_id,_target,erc.what\r\nark:/12346/x5ez,https://example.org/b,B\r\n"
     r = _upload(client, csrf, csv_dl.encode(), fmt="ezid", name="dl.csv")
     assert r.status_code == 422 and "outside your scope" in r.text  # NAAN B's
@@ -404,13 +412,13 @@ def test_an_ezid_upload_that_unpacks_too_far_is_refused(office: Office,
     client, store = office
     csrf = sign_in(client, "ann")
     monkeypatch.setattr(officeimport, "UNPACKED_LIMIT", 100_000)
-    head = b":: ark:/99999/fk4big\n_target: https://example.org/\nerc.what: "
+    head = b":: ark:/99999/fk4bigz\n_target: https://example.org/\nerc.what: "
     bomb = gzip.compress(head + b"w" * 1_000_000)
     r = _upload(client, csrf, bomb, fmt="ezid", name="dl.txt.gz")
     assert 400 <= r.status_code < 500 and "unpacks to more than 100,000 bytes" in r.text, r.text
     r = _upload(client, csrf, b"\x1f\x8b" + b"\x00" * 40, fmt="ezid", name="dl.txt.gz")
     assert 400 <= r.status_code < 500 and "a broken gzip file" in r.text, r.text
-    assert store.get_binding("ark:99999/fk4big") is None
+    assert store.get_binding("ark:99999/fk4bigz") is None
 
 
 def test_a_confirmation_that_failed_can_be_made_again(office: Office,
@@ -418,7 +426,7 @@ def test_a_confirmation_that_failed_can_be_made_again(office: Office,
     """An inline import the store failed (not refused: an error) leaves its staged copy confirmable."""
     client, store = office
     csrf = sign_in(client, "ann")
-    token = _token(_upload(client, csrf, _line("ark:99999/fk4again").encode()).text)
+    token = _token(_upload(client, csrf, _line("ark:99999/fk4again6").encode()).text)
     real = type(store).import_jsonl
 
     def down(self: Store, *a: object, **k: object) -> object:
@@ -431,7 +439,7 @@ def test_a_confirmation_that_failed_can_be_made_again(office: Office,
     monkeypatch.setattr(type(store), "import_jsonl", real)
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
     assert r.status_code == 200 and "<h1>Imported</h1>" in r.text
-    assert store.get_binding("ark:99999/fk4again") is not None
+    assert store.get_binding("ark:99999/fk4again6") is not None
 
 
 def test_export_place_is_checked_before_the_download(office: Office) -> None:
@@ -450,26 +458,26 @@ def test_staging_directory_must_be_private(office: Office, tmp_path: Path,
     shared = tmp_path / f"pidkit-import-{os.getuid()}"
     shared.mkdir(mode=0o777)
     shared.chmod(0o777)  # made by someone else in a shared /tmp, say
-    r = _upload(client, csrf, _line("ark:99999/fk4n1").encode())
+    r = _upload(client, csrf, _line("ark:99999/fk4n1n").encode())
     assert r.status_code == 503 and "not private" in r.text and 'name="token"' not in r.text
-    assert list(shared.iterdir()) == [] and store.get_binding("ark:99999/fk4n1") is None
+    assert list(shared.iterdir()) == [] and store.get_binding("ark:99999/fk4n1n") is None
     shared.chmod(0o700)
-    r = _upload(client, csrf, _line("ark:99999/fk4n1").encode())
+    r = _upload(client, csrf, _line("ark:99999/fk4n1n").encode())
     assert r.status_code == 200 and len(list(shared.iterdir())) == 1
     staged = next(shared.iterdir())
     assert staged.stat().st_mode & 0o077 == 0
     staged.write_text("not a staged copy\n", encoding="utf-8")  # tampered: refused, not a 500
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": staged.name})
-    assert r.status_code == 410 and store.get_binding("ark:99999/fk4n1") is None
+    assert r.status_code == 410 and store.get_binding("ark:99999/fk4n1n") is None
 
 
 def test_store_dry_run_writes_nothing(office: Office) -> None:
     _, store = office
     before = _everything(store)
-    lines = [_line("ark:99999/fk4dry1"), _line("ark:99999/fk4x1", "https://example.org/changed")]
+    lines = [_line("ark:99999/fk4dry1n"), _line("ark:99999/fk4x1", "https://example.org/changed")]
     report = store.import_jsonl(lines, dry_run=True)
     assert (report.lines, report.created, report.updated) == (2, 1, 1)
-    assert _everything(store) == before and store.get_binding("ark:99999/fk4dry1") is None
+    assert _everything(store) == before and store.get_binding("ark:99999/fk4dry1n") is None
     store.tombstone("ark:99999/fk4x1", "gone")
     with pytest.raises(ImportRejectedError) as refused:
         store.import_jsonl(lines, dry_run=True)

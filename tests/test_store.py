@@ -431,6 +431,7 @@ def test_export_import_round_trip(store: Store, backend: Callable[[], str]) -> N
     assert len(lines) == 4
     assert all(json.loads(line)["key"] for line in lines)
     with open_store(backend()) as fresh:
+        fresh.add_naan(NAAN)  # an ARK binding is made under a NAAN the store serves (or with force)
         report = fresh.import_jsonl(io.StringIO(out.getvalue()))
         assert (report.lines, report.created, report.updated) == (4, 4, 0)
         for kind in ("ark", "uuid"):
@@ -463,6 +464,36 @@ def test_import_bad_lines_writes_nothing(store: Store) -> None:
     assert [line for line, _ in info.value.problems] == [2, 3, 5, 6]
     assert info.value.line == 2
     assert store.list_bindings() == []
+
+
+def test_import_refuses_what_bind_refuses_unless_forced(store: Store) -> None:
+    """A line that creates an ARK binding passes bind's rule (NAAN registered, NOID check character
+    right for a k minter of its shoulder); force imports it and records each override."""
+    store.create_minter("m", naan=NAAN, template="fk4.reedeedk")
+    good, wrong = "ark:99999/fk4bb2bb24", "ark:99999/fk4bb2bb2x"  # check character '4'
+
+    def line(text: str) -> str:
+        return json.dumps({"text": text, "target": "https://e.org/x"})
+
+    lines = [line(good), line("ark:12345/zz1"), line(wrong)]
+    with pytest.raises(ImportRejectedError) as info:
+        store.import_jsonl(lines)
+    assert list(info.value.problems) == [
+        (2, "NAAN 12345 is not registered in this store"),
+        (3, "check character 'x' is wrong for template fk4.reedeedk (expected '4') (minter m)"),
+    ]
+    assert info.value.overridable == {2, 3}
+    assert store.list_bindings() == [] and store.list_overrides() == []  # all or nothing
+    report = store.import_jsonl(lines, force=True)
+    assert (report.created, report.updated) == (3, 0)
+    assert [(o.key, o.reason.split(" (")[0]) for o in store.list_overrides()] == [
+        ("ark:12345/zz1", "NAAN 12345 is not registered in this store"),
+        ("ark:99999/fk4bb2bb2x", "check character 'x' is wrong for template fk4.reedeedk"),
+    ]
+    # an update of a binding already made (forced or not) is not asked again
+    again = [json.dumps({"text": "ark:12345/zz1", "target": "https://e.org/y"})]
+    assert store.import_jsonl(again).updated == 1
+    assert len(store.list_overrides()) == 2
 
 
 def test_import_refuses_to_rebind_a_tombstone(store: Store) -> None:

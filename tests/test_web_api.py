@@ -81,6 +81,20 @@ def test_put_with_only_a_target_keeps_the_metadata(client: TestClient, seeded: S
     assert (got["erc"]["who"], got["erc"]["what"], got["erc"]["when"]) == ("W", "Kept", "1952")
 
 
+def test_put_changes_only_the_erc_elements_it_sends(client: TestClient, seeded: Seeded) -> None:
+    """Issue 11: a PUT's ERC changes the elements it names; null (or "") clears one explicitly."""
+    body = {"ark": "ark:99999/fk4ercpk", "target": "https://example.org/a",
+            "erc": {"who": "W", "what": "Kept", "when": "1952"}, "support": {"who": "UNT", "what": "S"}}
+    assert client.put("/api/v1/bindings", json=body, headers=auth(seeded.key)).status_code == 201
+    r = client.put("/api/v1/bindings", headers=auth(seeded.key), json={
+        "ark": "ark:99999/fk4ercpk", "target": "https://example.org/a",
+        "erc": {"who": "New", "when": None}, "support": {"what": ""}})
+    assert r.status_code == 200, r.text
+    got = client.get("/api/v1/bindings", params={"ark": "ark:99999/fk4ercpk"}).json()
+    assert got["erc"] == {"who": "New", "what": "Kept", "when": "", "where": ""}
+    assert got["support"] == {"who": "UNT", "what": "", "when": "", "where": ""}
+
+
 @pytest.mark.parametrize(("body", "status", "field"), [
     ({"ark": "ark:99999/fk4y", "target": "javascript:alert(1)"}, 400, "target"),
     ({"ark": "ark:99999/fk4y", "target": "ftp://example.org/"}, 400, "target"),
@@ -160,17 +174,17 @@ def test_export_then_import_round_trip(client: TestClient, seeded: Seeded) -> No
 
 
 def test_import_creates_and_rejects_all_or_nothing(client: TestClient, seeded: Seeded) -> None:
-    good = json.dumps({"kind": "ark", "text": "ark:99999/fk4imp1", "target": "https://example.org/i1",
+    good = json.dumps({"kind": "ark", "text": "ark:99999/fk4impt", "target": "https://example.org/i1",
                        "status": "public"})
     bad = json.dumps({"kind": "ark", "text": "ark:99999/fk4imp2", "target": "javascript:x",
                       "status": "public"})
     r = client.post("/api/v1/import", content=f"{good}\nnot json\n{bad}\n", headers=auth(seeded.key))
     assert r.status_code == 422
     assert [p["line"] for p in r.json()["error"]["problems"]] == [2, 3]
-    assert client.get("/ark:99999/fk4imp1").status_code == 404
+    assert client.get("/ark:99999/fk4impt").status_code == 404
     r = client.post("/api/v1/import", content=good + "\n", headers=auth(seeded.key))
     assert (r.status_code, r.json()["created"]) == (200, 1)
-    assert client.get("/ark:99999/fk4imp1").headers["location"] == "https://example.org/i1"
+    assert client.get("/ark:99999/fk4impt").headers["location"] == "https://example.org/i1"
 
 
 def test_import_scope_and_encoding(client: TestClient, seeded: Seeded) -> None:

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 EXIT_OK = 0
@@ -17,6 +18,8 @@ EXIT_INVALID = 1
 EXIT_USAGE = 2
 
 if TYPE_CHECKING:
+    from ..store import Store
+
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 else:
     Subparsers = Any
@@ -61,3 +64,17 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
         help="store URL: sqlite:///path/to/file.db or postgresql://… "
         "(default: $PIDKIT_DATABASE_URL, else sqlite:///pidkit.db)",
     )
+
+
+@contextmanager
+def cli_store(args: argparse.Namespace, *, create: bool = False) -> Iterator[Store]:
+    """The store at ``--db``, closed after use; only the commands that set one up (``init``, ``naan
+    add``, ``import --from``) pass ``create``, every other one says there is no store (a mistyped
+    ``--db`` must not leave an empty store behind)."""
+    from ..store import open_store  # (not at import: `pidkit inspect` and friends never load the store)
+
+    store = open_store(args.db, create=create)
+    try:
+        yield store
+    finally:
+        store.close()

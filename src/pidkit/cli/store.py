@@ -17,8 +17,7 @@ import argparse
 import io
 import json
 import sys
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 
 from ..atomic import STDIO, open_output
 from ..codecs import iso_z
@@ -27,14 +26,21 @@ from ..store import (
     ERC_ELEMENTS,
     ImportRejectedError,
     Principal,
-    Store,
     check_extra_name,
     default_url,
-    open_store,
     redact_url,
 )
 from . import history
-from ._common import EXIT_INVALID, EXIT_OK, CliError, Subparsers, add_db_option, error_line
+from ._common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    Subparsers,
+    add_db_option,
+    cli_store,
+    error_line,
+)
 
 #: Show a progress bar (on a terminal) when minting at least this many ids.
 PROGRESS_FROM = 10_000
@@ -233,6 +239,11 @@ def register(sub: Subparsers) -> None:
         help="each line changes only the fields it names (JSON merge patch: null clears a field), e.g. "
         '{"text": "ark:99999/fk4x", "extra": {"dc.title": "New"}}; ids not bound yet are created',
     )
+    p.add_argument(
+        "--force", action="store_true",
+        help="import new ARK bindings even if their NAAN is not registered here or their NOID check "
+        "character is wrong (each override is recorded, as bind --force records it)",
+    )  # fmt: skip
     add_db_option(p)
     p.set_defaults(func=cmd_import)
 
@@ -281,17 +292,6 @@ def register(sub: Subparsers) -> None:
     history.register(sub)
 
 
-@contextmanager
-def _store(args: argparse.Namespace, *, create: bool = False) -> Iterator[Store]:
-    """The store at ``--db``; only the commands that set one up (``init``, ``naan add``) create it,
-    every other one says there is no store (a mistyped ``--db`` must not leave an empty store behind)."""
-    store = open_store(args.db, create=create)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
 def _out(line: str) -> None:
     sys.stdout.write(line + "\n")
 
@@ -300,10 +300,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     """``pidkit init``: create the store (or say that it is there already)."""
     url = args.db or default_url()
     try:
-        with _store(args):
+        with cli_store(args):
             pass
     except NotFoundError:
-        with _store(args, create=True) as store:
+        with cli_store(args, create=True) as store:
             version = store.schema_version()
         print(f"created a pidkit store (schema {version}) at {redact_url(url)}", file=sys.stderr)
         return EXIT_OK
@@ -313,7 +313,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_naan_add(args: argparse.Namespace) -> int:
     """``pidkit naan add``: registering the first NAAN creates the store."""
-    with _store(args, create=True) as store:
+    with cli_store(args, create=True) as store:
         n = store.add_naan(args.naan, args.name, shoulders=args.shoulder, principal=Principal.local())
     _out(f"{n.naan}\t{n.name}\t{','.join(n.shoulders) or '-'}")
     return EXIT_OK
@@ -321,7 +321,7 @@ def cmd_naan_add(args: argparse.Namespace) -> int:
 
 def cmd_naan_list(args: argparse.Namespace) -> int:
     """``pidkit naan list``."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         for n in store.list_naans():
             _out(f"{n.naan}\t{n.name}\t{','.join(n.shoulders) or '-'}")
     return EXIT_OK
@@ -329,7 +329,7 @@ def cmd_naan_list(args: argparse.Namespace) -> int:
 
 def cmd_minter_create(args: argparse.Namespace) -> int:
     """``pidkit minter create``."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         m = store.create_minter(
             args.name, naan=args.naan, template=args.template, seed=args.seed, principal=Principal.local()
         )
@@ -339,7 +339,7 @@ def cmd_minter_create(args: argparse.Namespace) -> int:
 
 def cmd_minter_list(args: argparse.Namespace) -> int:
     """``pidkit minter list``."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         for m in store.list_minters():
             _out(f"{m.name}\t{m.naan}\t{m.template}\t{m.seed}\t{m.counter}")
     return EXIT_OK
@@ -348,7 +348,7 @@ def cmd_minter_list(args: argparse.Namespace) -> int:
 def cmd_mint(args: argparse.Namespace) -> int:
     """``pidkit mint``: print each batch once it is committed."""
     n: int = args.n
-    with _store(args) as store:
+    with cli_store(args) as store:
         batches = store.mint_batches(args.minter, n, batch_size=args.batch, principal=Principal.local())
         if n >= PROGRESS_FROM and sys.stderr.isatty():
             from rich.console import Console
@@ -371,7 +371,7 @@ def cmd_mint(args: argparse.Namespace) -> int:
 
 def cmd_hold(args: argparse.Namespace) -> int:
     """``pidkit hold``."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         added = store.add_hold(args.minter, *args.ids, principal=Principal.local())
     print(f"held {added} new of {len(args.ids)}", file=sys.stderr)
     return EXIT_OK
@@ -413,7 +413,7 @@ def cmd_bind(args: argparse.Namespace) -> int:
             strict=True,
         )
     )
-    with _store(args) as store:
+    with cli_store(args) as store:
         b = store.bind(
             args.ark,
             args.target,
@@ -436,7 +436,7 @@ def cmd_bind(args: argparse.Namespace) -> int:
 
 def cmd_fetch(args: argparse.Namespace) -> int:
     """``pidkit fetch``: the ERC record (ANVL) or the binding (JSON)."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         b = store.get_binding(args.ark)
     if b is None:
         raise CliError(f"no binding for {args.ark!r}")
@@ -449,7 +449,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_tombstone(args: argparse.Namespace) -> int:
     """``pidkit tombstone``."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         b = store.tombstone(args.ark, args.reason, principal=Principal.local())
     _out(f"{b.key}\t{b.status}\t{b.tombstone_reason}")
     return EXIT_OK
@@ -457,7 +457,7 @@ def cmd_tombstone(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     """``pidkit delete``: a reserved, never public binding; an ARK stays held."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         b = store.delete(args.kind, args.id, principal=Principal.local())
     _out(f"{b.key}\tdeleted" + ("\theld" if b.kind == "ark" else ""))
     return EXIT_OK
@@ -465,7 +465,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """``pidkit export``: to stdout, or atomically to a file (temp file + ``os.replace``)."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
         else:
@@ -477,21 +477,34 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """``pidkit import``: all or nothing; every bad line is reported with its number."""
+    if args.source_kind is not None and (args.force or args.update):
+        flag = "--force" if args.force else "--update"
+        error_line(f"{flag} goes with a JSON Lines import, not with --from")
+        return EXIT_USAGE
+    if args.source_kind is None and args.drop_extra:
+        error_line("--drop-extra goes with --from")
+        return EXIT_USAGE
     if args.source_kind is not None:
         return cmd_import_from(args)
-    with _store(args) as store:
+    with cli_store(args) as store:
         try:
             # JSON Lines end at "\n" only (a value may hold U+2028, U+0085 …; "\r" is JSON whitespace).
             if args.file == STDIO:
                 stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
-                report = store.import_jsonl(stdin, update=args.update, principal=Principal.local())
+                report = store.import_jsonl(stdin, update=args.update, principal=Principal.local(),
+                                            force=args.force)
             else:
                 with open(args.file, encoding="utf-8", newline="\n") as fp:
-                    report = store.import_jsonl(fp, update=args.update, principal=Principal.local())
+                    report = store.import_jsonl(fp, update=args.update, principal=Principal.local(),
+                                                force=args.force)
         except ImportRejectedError as exc:
             for line, message in exc.problems:
                 error_line(f"{args.file}: line {line}: {message}")
             error_line(f"{args.file}: nothing imported ({len(exc.problems)} bad lines)")
+            if exc.overridable and not args.force:
+                lines = ", ".join(str(n) for n in sorted(exc.overridable))
+                print(f"pidkit: --force imports line(s) {lines} anyway (an unregistered NAAN or a wrong "
+                      "check character; each override is recorded)", file=sys.stderr)
             return EXIT_INVALID
     summary = f"imported {report.written} bindings ({report.created} new, {report.updated} updated)"
     print(summary, file=sys.stderr)
@@ -503,7 +516,7 @@ def cmd_import_from(args: argparse.Namespace) -> int:
     not simply imported (docs/migrating.md)."""
     from .. import importers
 
-    with _store(args, create=True) as store:
+    with cli_store(args, create=True) as store:
         try:
             report = importers.run(
                 args.source_kind, args.file, store, drop_extra=args.drop_extra
@@ -520,7 +533,7 @@ def cmd_import_from(args: argparse.Namespace) -> int:
 
 def cmd_dump(args: argparse.Namespace) -> int:
     """``pidkit dump``: to stdout, or to a file (atomically)."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         if args.output is None:
             counts = store.dump(sys.stdout)
         else:
@@ -541,7 +554,7 @@ def _counts(counts: Mapping[str, int]) -> str:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     """``pidkit restore``: all or nothing."""
-    with _store(args, create=True) as store:
+    with cli_store(args, create=True) as store:
         if args.file == STDIO:
             stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
             report = store.restore(stdin, merge=args.merge)
@@ -556,7 +569,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 def cmd_apikey_create(args: argparse.Namespace) -> int:
     """``pidkit apikey create``: the secret goes to stdout, once."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         key, secret = store.create_api_key(
             args.naan, args.shoulder, label=args.label, principal=Principal.local()
         )
@@ -568,7 +581,7 @@ def cmd_apikey_create(args: argparse.Namespace) -> int:
 
 def cmd_apikey_list(args: argparse.Namespace) -> int:
     """``pidkit apikey list``."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         for k in store.list_api_keys():
             revoked = iso_z(k.revoked_at) if k.revoked_at else "-"
             created = iso_z(k.created) if k.created else "-"
@@ -578,7 +591,7 @@ def cmd_apikey_list(args: argparse.Namespace) -> int:
 
 def cmd_apikey_revoke(args: argparse.Namespace) -> int:
     """``pidkit apikey revoke``."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         k = store.revoke_api_key(args.key_id, principal=Principal.local())
     _out(f"{k.key_id}\trevoked")
     return EXIT_OK

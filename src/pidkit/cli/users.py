@@ -14,13 +14,11 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import IO
 
 from ..codecs import iso_z
-from ..store import Principal, Store, User, open_store
-from ._common import EXIT_OK, CliError, Subparsers, add_db_option
+from ..store import Principal, User
+from ._common import EXIT_OK, CliError, Subparsers, add_db_option, cli_store
 
 __all__ = ["read_password", "register"]
 
@@ -62,15 +60,6 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(func=cmd_user_passwd)
 
 
-@contextmanager
-def _store(args: argparse.Namespace) -> Iterator[Store]:
-    store = open_store(args.db)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
 def read_password(from_stdin: bool, stdin: IO[str] | None = None) -> str:
     """The new password: one line of standard input (``--password-stdin``), else typed twice at the
     terminal without echo; a mismatch or an empty line is a usage error (exit 2).
@@ -102,7 +91,7 @@ def _line(u: User) -> str:
 def cmd_user_add(args: argparse.Namespace) -> int:
     """``pidkit user add``."""
     password = read_password(args.password_stdin)
-    with _store(args) as store:
+    with cli_store(args) as store:
         user = store.add_user(args.name, password, naan=args.naan, shoulder=args.shoulder, admin=args.admin,
                               principal=Principal.local())  # fmt: skip
     print(f"user {user.name} added, scope {user.scope}", file=sys.stderr)
@@ -111,7 +100,7 @@ def cmd_user_add(args: argparse.Namespace) -> int:
 
 def cmd_user_list(args: argparse.Namespace) -> int:
     """``pidkit user list``: name, NAAN, scope, role, created, disabled (tab-separated)."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         for u in store.list_users():
             sys.stdout.write(_line(u) + "\n")
     return EXIT_OK
@@ -119,7 +108,7 @@ def cmd_user_list(args: argparse.Namespace) -> int:
 
 def cmd_user_disable(args: argparse.Namespace) -> int:
     """``pidkit user disable``."""
-    with _store(args) as store:
+    with cli_store(args) as store:
         user = store.disable_user(args.name, principal=Principal.local())
     sys.stdout.write(_line(user) + "\n")
     return EXIT_OK
@@ -128,7 +117,7 @@ def cmd_user_disable(args: argparse.Namespace) -> int:
 def cmd_user_passwd(args: argparse.Namespace) -> int:
     """``pidkit user passwd``."""
     password = read_password(args.password_stdin)
-    with _store(args) as store:
+    with cli_store(args) as store:
         store.set_password(args.name, password, principal=Principal.local())
     print(f"password of {args.name} set; their sessions ended", file=sys.stderr)
     return EXIT_OK

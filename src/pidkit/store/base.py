@@ -406,10 +406,16 @@ class Store(abc.ABC):
         update: bool = False,
         principal: Principal | None = None,
         dry_run: bool = False,
+        force: bool = False,
     ) -> ImportReport:
         """Read bindings written by :meth:`export_jsonl` and write them in ONE transaction.  Any bad
         line (not JSON, bad id, bad target, would rebind a tombstone) rejects the whole import with
         :class:`ImportRejectedError` naming every bad line's number — nothing is written.
+
+        A line that creates an ARK binding passes the rule :meth:`bind` applies: its NAAN is
+        registered in this store and its NOID check character is right for a ``k`` minter of its
+        shoulder; ``force=True`` imports it anyway and records the override (:meth:`list_overrides`).
+        (An existing binding updated by a line was admitted when it was made.)
 
         ``owner`` (a NAAN; the web API passes its key's) makes the import a tenant's: every non-ARK
         binding written records ``owner`` as its NAAN, and a line that would change a non-ARK binding

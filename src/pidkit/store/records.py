@@ -676,15 +676,17 @@ class RestoreReport:
 
 class ImportRejectedError(StoreError):
     """An import refused as a whole (nothing written); ``problems`` lists ``(line number, message)``
-    for every bad line, and ``line`` is the first one.
+    for every bad line, and ``line`` is the first one; ``overridable`` the lines refused only by the
+    rule ``force`` overrides (an unregistered NAAN, a wrong check character).
 
     >>> e = ImportRejectedError([(2, "not JSON"), (5, "bad target")])
     >>> str(e)
     '2 bad lines, nothing imported; first: not JSON on line 2'
     """
 
-    def __init__(self, problems: Iterable[tuple[int, str]]) -> None:
+    def __init__(self, problems: Iterable[tuple[int, str]], *, overridable: Iterable[int] = ()) -> None:
         self.problems: tuple[tuple[int, str], ...] = tuple(problems)
+        self.overridable: frozenset[int] = frozenset(overridable)
         first_line, first_msg = self.problems[0]
         count = len(self.problems)
         plural = "line" if count == 1 else "lines"

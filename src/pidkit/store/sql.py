@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import IO, Any, Final, NamedTuple, Protocol
 
+from ..ark.noid import Template
 from ..codecs import iso_z
 from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError, StoreError
 from ..tid import TidClock
@@ -130,6 +131,36 @@ class _ImportChunk(NamedTuple):
     writes: dict[tuple[str, str], tuple[int, ImportRow]]
     created: int
     updated: int
+
+
+class _ArkAdmission:
+    """The rule an ARK binding must pass to be written without ``force``: its NAAN is registered in this
+    store, and no minter of that NAAN with a check-character (``k``) template mints on its Name with a
+    wrong check character.  What a NAAN has is read once per transaction (an import reads it per NAAN,
+    not per line)."""
+
+    __slots__ = ("_cur", "_rules", "_store", "refused")
+
+    def __init__(self, store: SqlStore, cur: Cursor) -> None:
+        self._store, self._cur = store, cur
+        self._rules: dict[str, tuple[bool, list[tuple[str, str]]]] = {}
+        self.refused: list[int] = []  # the lines of an import refused by this rule
+
+    def refusal(self, text: str, naan: str) -> str | None:
+        """Why binding the ARK ``text`` under ``naan`` needs ``force``, or ``None``."""
+        rules = self._rules.get(naan)
+        if rules is None:
+            registered, minters = self._store._naan_rules(self._cur, naan)
+            checked = [(name, template) for name, template in minters if Template.parse(template).has_check]
+            rules = self._rules[naan] = (registered, checked)
+        registered, checked = rules
+        if not registered:
+            return f"NAAN {naan} is not registered in this store"
+        for name, template in checked:
+            problem = check_char_problem(text, template)
+            if problem is not None:
+                return f"{problem} (minter {name})"
+        return None
 
 
 def _numbered_chunks(lines: Iterable[str], size: int) -> Iterator[list[tuple[int, str]]]:
@@ -679,18 +710,17 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return bound
 
     def _ark_refusal(self, cur: Cursor, text: str, naan: str) -> str | None:
-        """Why binding the ARK ``text`` under ``naan`` needs ``force``, or ``None``: its NAAN is not
-        registered here, or a minter of this NAAN with a check-character (``k``) template mints on its
-        name and the check character is wrong."""
+        """Why binding the ARK ``text`` under ``naan`` needs ``force``, or ``None``
+        (:meth:`_ArkAdmission.refusal`, the one rule)."""
+        return _ArkAdmission(self, cur).refusal(text, naan)
+
+    def _naan_rules(self, cur: Cursor, naan: str) -> tuple[bool, list[tuple[str, str]]]:
+        """Whether ``naan`` is registered here, and its minters' ``(name, template)`` by name."""
         self._exec(cur, "SELECT 1 FROM naans WHERE naan = ?", (naan,))
         if cur.fetchone() is None:
-            return f"NAAN {naan} is not registered in this store"
+            return False, []
         self._exec(cur, "SELECT name, template FROM minters WHERE naan = ? ORDER BY name", (naan,))
-        for name, template in cur.fetchall():
-            problem = check_char_problem(text, template)
-            if problem is not None:
-                return f"{problem} (minter {name})"
-        return None
+        return True, [(name, template) for name, template in cur.fetchall()]
 
     def list_overrides(self, ark: str | None = None) -> list[Override]:
         """Bindings made with ``force``, oldest first."""
@@ -987,8 +1017,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         update: bool = False,
         principal: Principal | None = None,
         dry_run: bool = False,
+        force: bool = False,
     ) -> ImportReport:
-        """Read an export back, all or nothing (``owner``, ``update``, ``dry_run``: see
+        """Read an export back, all or nothing (``owner``, ``update``, ``dry_run``, ``force``: see
         :meth:`Store.import_jsonl`).
 
         Streamed: the lines are read, checked and written :data:`_IMPORT_CHUNK` at a time inside ONE
@@ -1002,19 +1033,20 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         who = str(principal or local_principal())
         parse = parse_update_line if update else parse_import_line
         try:
-            return self._import_lines(fp, parse, owner, stamp, at, who, dry_run)
+            return self._import_lines(fp, parse, owner, stamp, at, who, dry_run, force)
         except _DryRunDoneError as done:  # every write of the dry run rolled back with its transaction
             return done.report
 
     def _import_lines(
         self, fp: Iterable[str], parse: Callable[[str], ImportRow | UpdateRow], owner: str | None,
-        stamp: _dt.datetime, at: str | None, who: str, dry_run: bool,
+        stamp: _dt.datetime, at: str | None, who: str, dry_run: bool, force: bool,
     ) -> ImportReport:
         """:meth:`import_jsonl`'s one transaction (a dry run ends it with :class:`_DryRunDoneError`)."""
         problems: list[tuple[int, str]] = []
         lines = created = updated = 0
         with self._transaction(write=True) as cur:
             locked: set[str] = set()
+            admission = _ArkAdmission(self, cur)
             for chunk in _numbered_chunks(fp, _IMPORT_CHUNK):
                 rows: list[tuple[int, ImportRow | UpdateRow]] = []
                 for number, line in chunk:
@@ -1031,13 +1063,13 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 for naan in naans:
                     self._lock_naan(cur, naan)  # in one order within a chunk
                 locked.update(naans)
-                done = self._import_chunk(cur, rows, owner, stamp, problems)
+                done = self._import_chunk(cur, rows, owner, stamp, problems, admission, force=force)
                 created += done.created
                 updated += done.updated
                 if not problems:
                     self._import_history(cur, at, who, done)
             if problems:
-                raise ImportRejectedError(sorted(problems))
+                raise ImportRejectedError(sorted(problems), overridable=admission.refused)
             if dry_run:
                 raise _DryRunDoneError(ImportReport(lines, created, updated))
         return ImportReport(lines, created, updated)
@@ -1049,15 +1081,21 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         owner: str | None,
         stamp: _dt.datetime,
         problems: list[tuple[int, str]],
+        admission: _ArkAdmission,
+        *,
+        force: bool,
     ) -> _ImportChunk:
         """Apply one chunk of parsed lines in order and write it unless a line is refused (appended to
-        ``problems``); return what it wrote, over what, and the counts."""
+        ``problems``); return what it wrote, over what, and the counts.  A new ARK binding must pass
+        ``admission`` (its NAAN registered, its check character right: the rule :meth:`bind` applies);
+        ``force`` writes it anyway and records the override."""
         # What the store holds now (earlier chunks of this import included), a statement per _CHUNK
         # keys; then updated as the lines are applied in order, so a later line sees an earlier one (a
         # key imported twice is created once, then updated).
         stored = self._import_state(cur, {(row.kind, row.key) for _, row in rows})
         state: dict[tuple[str, str], Binding | ImportRow] = dict(stored)  # a row's binding: when needed
         writes: dict[tuple[str, str], tuple[int, ImportRow]] = {}
+        overrides: list[tuple[str, str, str, str | None]] = []
         created = updated = 0
         for number, given in rows:
             pair = (given.kind, given.key)
@@ -1084,6 +1122,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     continue
             if owner is not None and row.kind != "ark":
                 row = ImportRow.of(dataclasses.replace(row.binding, naan=owner))
+            if existing is None and row.kind == "ark" and row.naan is not None:
+                refusal = admission.refusal(row.key, row.naan)
+                if refusal is not None and not force:
+                    problems.append((number, refusal))
+                    admission.refused.append(number)
+                    continue
+                if refusal is not None:
+                    overrides.append((row.kind, row.key, refusal, stored_time(stamp)))
             writes[pair] = (number, row)  # an import restores every column: the last line wins
             state[pair] = row
             if existing is None:
@@ -1093,6 +1139,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         problems += self._held_public(cur, list(writes.values()))
         if not problems:
             self._import_write(cur, list(writes.values()))
+            if overrides:
+                cur.executemany(self._q("INSERT INTO overrides (kind, key, reason, at) VALUES (?, ?, ?, ?)"),
+                                overrides)  # fmt: skip
         return _ImportChunk(stored, writes, created, updated)
 
     def _import_history(self, cur: Cursor, at: str | None, who: str, done: _ImportChunk) -> None:

@@ -40,11 +40,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..ark import Ark
+from ..ark.chars import NAAN_ANY_CASE_PATTERN
 from ..errors import PidkitError
 from ..store import (
     ApiKey,
     Binding,
-    Erc,
     MinterInfo,
     Principal,
     Store,
@@ -81,8 +81,8 @@ ARK_PATTERN: Final = (
     r"^([A-Za-z][A-Za-z0-9+.-]*://)?([^?#\s]*/)?[Aa][Rr][Kk]:/?"
     r"[0-9bcdfghjkmnpqrstvwxzBCDFGHJKMNPQRSTVWXZ]+/\S+$"
 )
-#: A NAAN (§2.3): betanumeric, any case (§3.2 step 4 folds it).
-NAAN_PATTERN: Final = r"^[0-9bcdfghjkmnpqrstvwxzBCDFGHJKMNPQRSTVWXZ]+$"
+#: A NAAN (§2.3): betanumeric, any case (§3.2 step 4 folds it) — the one rule's pattern (``ark.chars``).
+NAAN_PATTERN: Final = f"^{NAAN_ANY_CASE_PATTERN}$"
 
 Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(_clean_text)]
 IdText = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_clean_text)]
@@ -93,17 +93,22 @@ NaanText = Annotated[str, Field(min_length=1, max_length=4096, json_schema_extra
 
 
 class ErcIn(BaseModel):
-    """An ERC segment: who / what / when / where (draft-kunze-ark-40 §5.3)."""
+    """An ERC segment: who / what / when / where (draft-kunze-ark-40 §5.3).  A write changes only the
+    elements it sends; ``null`` or ``""`` clears one."""
 
     model_config = ConfigDict(extra="forbid")
-    who: Text = ""
-    what: Text = ""
-    when: Text = ""
-    where: Text = ""
+    who: Text | None = None
+    what: Text | None = None
+    when: Text | None = None
+    where: Text | None = None
 
-    def to_erc(self) -> Erc:
-        """The store's :class:`~pidkit.store.Erc`."""
-        return Erc(who=self.who, what=self.what, when=self.when, where=self.where)
+    def change(self) -> dict[str, str]:
+        """The elements sent, as the store's partial ERC change (``null`` → ``""``, cleared).
+
+        >>> ErcIn.model_validate({"who": "W", "what": None}).change()
+        {'who': 'W', 'what': ''}
+        """
+        return {name: value or "" for name, value in self.model_dump(exclude_unset=True).items()}
 
 
 class ErcOut(BaseModel):
@@ -332,8 +337,8 @@ def put_binding(request: Request, body: BindingIn, key: Annotated[ApiKey, Depend
     existed = store.get_binding(body.ark) is not None
     b = store.bind(
         body.ark, body.target,
-        erc=body.erc.to_erc() if body.erc else None,
-        support=body.support.to_erc() if body.support else None,
+        erc=body.erc.change() if body.erc else None,
+        support=body.support.change() if body.support else None,
         passthrough=body.passthrough, status=body.status, reason=body.reason,
         extra=dict(body.extra) if body.extra else None, principal=Principal.api_key(key.key_id),
     )  # fmt: skip
