@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from _webutil import NAAN, SCRIPT, Seeded, auth
+from _webutil import LETTER_NAAN, NAAN, SCRIPT, Seeded, auth
 
 pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded, client
 
@@ -138,6 +138,24 @@ def test_tombstone_is_final(client: TestClient, seeded: Seeded) -> None:
     empty = client.post("/api/v1/tombstones", json={"ark": "ark:99999/fk4x1", "reason": ""},
                         headers=auth(seeded.key))
     assert (empty.status_code, empty.json()["error"]["field"]) == (422, "body.reason")
+
+
+def test_a_naan_is_taken_in_any_case(client: TestClient, seeded: Seeded) -> None:
+    """The documented NAAN pattern allows any case (§3.2 step 4 lowercases a NAAN): listing and minting
+    under an uppercase spelling act on the NAAN itself; a NAAN the rule refuses is 422 naming the field."""
+    _, secret = seeded.store.create_api_key(LETTER_NAAN, label="letters")
+    seeded.store.create_minter("m-x1", naan=LETTER_NAAN, template="x1.sdd")
+    r = client.get(f"/api/v1/naans/{LETTER_NAAN.upper()}/bindings", headers=auth(secret))
+    assert r.status_code == 200, r.text
+    assert [b["key"] for b in r.json()["bindings"]] == ["ark:b9999/x1y"]
+    r = client.post("/api/v1/mint", json={"naan": LETTER_NAAN.upper(), "shoulder": "x1"},
+                    headers=auth(secret))
+    assert r.status_code in (200, 201), r.text
+    assert all(ark.startswith(f"ark:{LETTER_NAAN}/x1") for ark in r.json()["arks"]), r.text
+    r = client.get("/api/v1/naans/b9l99/bindings", headers=auth(secret))
+    assert (r.status_code, r.json()["error"]["field"]) == (422, "naan")
+    r = client.post("/api/v1/mint", json={"naan": "b9l99", "shoulder": "x1"}, headers=auth(secret))
+    assert (r.status_code, r.json()["error"]["field"]) == (422, "body.naan")
 
 
 def test_list_a_shoulder_in_pages(client: TestClient, seeded: Seeded) -> None:

@@ -134,15 +134,15 @@ def test_ark_parameters_have_a_pattern() -> None:
 
 # ARK-shaped texts, mostly ones the parser accepts (so the property below is tested, not filtered away):
 # an optional NMA (with a scheme or without), the label old or new in any case, a NAAN, a Name with
-# qualifiers and %-escapes, an inflection — and now and then a character the parser refuses.  NAANs are
-# drawn without hyphens: see test_a_hyphen_in_the_naan_is_outside_the_ark_pattern.
+# qualifiers and %-escapes, an inflection — and now and then a character the parser refuses (NAANs with
+# hyphens and hyphen-like characters too).
 _NAME_TOKENS = [*sorted(NAME_CHARS), "-", "/", ".", "%2F", "%e9", *HYPHEN_LIKE, "%", "#", " ", "é"]
 _ark_like = st.builds(
     "{}{}{}/{}{}".format,
     st.sampled_from(["", "https://n2t.net/", "HTTP://e.org:8080/", "n2t.net/", "https://e.org/p/q/"])
     | st.from_regex(r"\A([Hh][Tt][Tt][Pp][Ss]?://)?[a-z0-9]+(\.[a-z0-9-]+)*(:[0-9]{1,5})?/\Z"),
     st.sampled_from(["ark:", "ark:/", "ARK:", "aRk:/"]),
-    st.text(BETANUMERIC + BETANUMERIC[10:].upper() + "l", min_size=1, max_size=6),
+    st.text(BETANUMERIC + BETANUMERIC[10:].upper() + "l-" + HYPHEN_LIKE, min_size=1, max_size=6),
     st.lists(st.sampled_from(_NAME_TOKENS), min_size=1, max_size=10).map("".join),
     st.sampled_from(["", "?", "??", "?info", "?a=b", "?a b"]),
 )
@@ -164,14 +164,12 @@ def test_the_ark_pattern_is_true(text: str) -> None:
     assert re.search(_ark_schemas()[0]["pattern"], text), text
 
 
-@pytest.mark.xfail(strict=True, reason="ARK_PATTERN's NAAN has no hyphens; the parser ignores them (§3.1)")
-def test_a_hyphen_in_the_naan_is_outside_the_ark_pattern() -> None:
-    """Known disagreement, kept visible: the parser accepts hyphens (and hyphen-like characters) in a NAAN,
-    the documented pattern does not.  When the pattern admits them this test fails: then delete it and
-    add ``-`` to the NAAN alphabet of ``_ark_like``."""
-    text = "ark:1-2345/x6"
-    assert str(Ark.parse(text).normalize()) == "ark:12345/x6"
-    assert re.search(_ark_schemas()[0]["pattern"], text), text
+def test_a_hyphen_in_the_naan_is_inside_the_ark_pattern() -> None:
+    """The parser accepts hyphens and hyphen-like characters in a NAAN (§3.1, §3.2 step 6), and so does
+    the documented pattern."""
+    for text in ("ark:1-2345/x6", "ark:\u201012345/x6", "ARK:/1\u20152345-/x6"):
+        assert str(Ark.parse(text).normalize()) == "ark:12345/x6"
+        assert re.search(_ark_schemas()[0]["pattern"], text), text
 
 
 def _naan_patterns() -> set[str]:

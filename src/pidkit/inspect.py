@@ -61,7 +61,8 @@ PLAUSIBLE_TO = dt.datetime(2200, 1, 1, tzinfo=dt.UTC)
 #: Longest input inspected; longer text is reported as unknown without running the parsers.
 MAX_INPUT = 8192
 
-# GEDCOM 5.5.1 xref id: "@" + 1..20 chars (XarkId seed: "A-Za-z0-9_.?<>~\/~#$%^&*()[+-"), first alphanumeric.
+# GEDCOM 5.5.1 xref id: "@" + 1..20 chars, first alphanumeric (the XarkId specification, docs/xarkid.md:
+# "A-Za-z0-9_.?<>~\/~#$%^&*()[+-").
 _XREF = re.compile(r"@?([A-Za-z0-9][A-Za-z0-9_.?<>~\\/#$%^&*()\[+\-]{0,19})@?")
 
 

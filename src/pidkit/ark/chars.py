@@ -19,6 +19,8 @@ __all__ = [
     "HYPHEN_LIKE",
     "LETTERS_DIGITS",
     "NAAN_ANY_CASE_PATTERN",
+    "NAAN_AS_GIVEN_PATTERN",
+    "NAAN_PATTERN",
     "NAME_CHARS",
     "PERCENT",
     "STRUCTURAL",
@@ -44,6 +46,11 @@ HYPHEN_LIKE: Final = "\u2010\u2011\u2012\u2013\u2014\u2015"
 #: step 4 lowercases it; :func:`check_naan` takes the lowercased form).  Built from ``BETANUMERIC``: its
 #: digits as ``0-9``, then its consonants in both cases.
 NAAN_ANY_CASE_PATTERN: Final = "[0-9" + BETANUMERIC[10:] + BETANUMERIC[10:].upper() + "]+"
+#: The same with the hyphens and hyphen-like characters the parser reads in a NAAN and normalization
+#: removes (§3.1, §3.2 steps 4 and 6): what the NAAN of an ARK as given may hold (``-`` last: literal).
+NAAN_AS_GIVEN_PATTERN: Final = NAAN_ANY_CASE_PATTERN[:-2] + HYPHEN_LIKE + HYPHEN + "]+"
+#: A normalized NAAN (what :func:`check_naan` returns) as a regular expression.
+NAAN_PATTERN: Final = "[0-9" + BETANUMERIC[10:] + "]+"
 
 
 def check_naan(naan: str) -> str:

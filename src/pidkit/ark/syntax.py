@@ -33,7 +33,16 @@ from typing import Final, NamedTuple
 from .._value import OrderedValue, SchemaInfo
 from ..codecs import BETANUMERIC, BETANUMERIC_VALUE
 from ..errors import ArkError
-from .chars import HYPHEN, HYPHEN_LIKE, LETTERS_DIGITS, NAME_CHARS, PERCENT, STRUCTURAL
+from .chars import (
+    HYPHEN,
+    HYPHEN_LIKE,
+    LETTERS_DIGITS,
+    NAAN_AS_GIVEN_PATTERN,
+    NAAN_PATTERN,
+    NAME_CHARS,
+    PERCENT,
+    STRUCTURAL,
+)
 from .noid import verify as _ncda_verify
 
 __all__ = [
@@ -104,10 +113,11 @@ _PLAIN_NORMALIZED_RE: Final = re.compile(
 #: §2.4.1 first-digit convention on a Name of name characters: betanumeric consonants, then a digit.
 _PLAIN_SHOULDER_RE: Final = re.compile("[" + BETANUMERIC.lstrip("0123456789") + "]+[0-9]")
 
-#: draft-kunze-ark-40 §2 as a JSON schema pattern: ``[https://NMA/]ark:[/]NAAN/Name…`` (label in any case).
-JSON_PATTERN: Final = r"^(?:\S*/)?[Aa][Rr][Kk]:/?[0-9A-Za-z-]+/\S+$"
-#: ``str(ark)`` as a JSON schema pattern: the compact form with the new label.
-JSON_COMPACT_PATTERN: Final = r"^ark:[0-9A-Za-z-]+/\S+$"
+#: draft-kunze-ark-40 §2 as a JSON schema pattern: ``[https://NMA/]ark:[/]NAAN/Name…`` (label in any case,
+#: the NAAN as the parser reads it: any case, hyphens): every text the parser accepts matches it.
+JSON_PATTERN: Final = r"^(?:\S*/)?[Aa][Rr][Kk]:/?" + NAAN_AS_GIVEN_PATTERN + r"/\S+$"
+#: ``str(ark)`` as a JSON schema pattern: the compact form with the new label and a normalized NAAN.
+JSON_COMPACT_PATTERN: Final = "^ark:" + NAAN_PATTERN + r"/\S+$"
 
 #: Where :meth:`Ark.to_url` points by default: N2T, the resolver of last resort (§3.3).
 DEFAULT_RESOLVER: Final = "https://n2t.net/"

@@ -40,7 +40,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..ark import Ark
-from ..ark.chars import NAAN_ANY_CASE_PATTERN
+from ..ark.chars import NAAN_ANY_CASE_PATTERN, check_naan
+from ..ark.syntax import JSON_PATTERN
 from ..errors import PidkitError
 from ..store import (
     ApiKey,
@@ -73,14 +74,22 @@ def _clean_text(value: str) -> str:
     return check_text(value, "text")
 
 
-#: What an ARK looks like (the OpenAPI ``pattern`` of every ``ark`` parameter and field): an optional
-#: ``https://NMA/`` (any scheme, or none), the label ``ark:`` or ``ark:/`` in any case, a betanumeric
-#: NAAN, '/' and a Name (draft-kunze-ark-40 §2.2, §2.3).  Documented, not checked on its own: the ARK parser
-#: decides, and answers 400 naming the rule and the position (a text outside the pattern never parses).
-ARK_PATTERN: Final = (
-    r"^([A-Za-z][A-Za-z0-9+.-]*://)?([^?#\s]*/)?[Aa][Rr][Kk]:/?"
-    r"[0-9bcdfghjkmnpqrstvwxzBCDFGHJKMNPQRSTVWXZ]+/\S+$"
-)
+def _read_naan(value: str) -> str:
+    """A NAAN as the API takes it, in any case: its normalized form (draft-kunze-ark-40 §3.2 step 4
+    lowercases it; the one NAAN rule, :func:`~pidkit.ark.chars.check_naan`, decides).
+
+    >>> _read_naan("B6071")
+    'b6071'
+    """
+    return check_naan(_clean_text(value).lower())
+
+
+#: What an ARK looks like (the OpenAPI ``pattern`` of every ``ark`` parameter and field): the one ARK
+#: pattern (:data:`pidkit.ark.syntax.JSON_PATTERN`: an optional ``https://NMA/``, the label ``ark:`` or
+#: ``ark:/`` in any case, a NAAN as the parser reads it, '/' and a Name; draft-kunze-ark-40 §2.2, §2.3).
+#: Documented, not checked on its own: the ARK parser decides, and answers 400 naming the rule and the
+#: position (a text outside the pattern never parses).
+ARK_PATTERN: Final = JSON_PATTERN
 #: A NAAN (§2.3): betanumeric, any case (§3.2 step 4 folds it) — the one rule's pattern (``ark.chars``).
 NAAN_PATTERN: Final = f"^{NAAN_ANY_CASE_PATTERN}$"
 
@@ -89,7 +98,7 @@ IdText = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_cl
 ArkText = Annotated[str, Field(min_length=1, max_length=4096, json_schema_extra={"pattern": ARK_PATTERN}),
                     AfterValidator(_clean_text)]
 NaanText = Annotated[str, Field(min_length=1, max_length=4096, json_schema_extra={"pattern": NAAN_PATTERN}),
-                     AfterValidator(_clean_text)]
+                     AfterValidator(_read_naan)]
 
 
 class ErcIn(BaseModel):
@@ -434,6 +443,10 @@ def list_bindings(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
 ) -> dict[str, Any]:
     """List the ARKs bound under a NAAN (or one shoulder of it), in key order, ``limit`` at a time."""
+    try:
+        naan = _read_naan(naan)
+    except ValueError as exc:
+        raise ApiError(422, str(exc), field="naan") from None
     _require(key, naan, shoulder if shoulder is not None else key.shoulder, "naan")
     for name, value in (("shoulder", shoulder), ("after", after)):
         if value is not None:
