@@ -45,7 +45,7 @@ def test_the_tour_names_what_it_promises() -> None:
     assert len(commands) >= 20
     for verb in ("inspect", "new", "convert", "llid", "ark normalize", "naan add", "minter create", "mint",
                  "bind", "fetch", "history", "check", "dump", "registry show", "serve", "gedcom migrate"):
-        assert any(c.startswith(f"pidkit {verb}") for c in commands), verb
+        assert any(f"pidkit {verb}" in c for c in commands), verb
 
 
 def test_every_command_of_the_tour_runs(tmp_path: Path) -> None:
