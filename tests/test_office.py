@@ -528,3 +528,60 @@ def test_find_never_shows_nor_counts_another_naans_ids(office: tuple[TestClient,
     sign_in(client, "bob")
     r = client.get("/office/find", params={"text": "unpublished"})
     assert _listed(r.text) == [f"ark:{OTHER}/x5secret"] and "1 ARK matches" in r.text
+
+
+#: A row of the dashboard's table of counts: the shoulder, then a cell per status.
+_COUNT_ROW = re.compile(r'<tr><th scope="row" class="mono">([^<]+)</th>((?:<td class="num">\d+</td>){4})')
+
+
+def _dashboard(client: TestClient) -> tuple[dict[str, list[int]], list[str]]:
+    """The dashboard's counts (shoulder → public, reserved, withdrawn, tombstoned) and its recent
+    changes (each item's text, tags removed), newest first."""
+    r = client.get("/office")
+    assert r.status_code == 200, r.text
+    heads = re.findall(r'<th scope="col" class="num"><span class="badge \w+">(\w+)</span></th>', r.text)
+    assert heads == ["public", "reserved", "withdrawn", "tombstoned"]
+    counts = {s: [int(n) for n in re.findall(r"\d+", cells)] for s, cells in _COUNT_ROW.findall(r.text)}
+    recent = r.text.split("<h3>Recent changes</h3><ul>", 1)[1].split("</ul>", 1)[0]
+    items = [re.sub(r"<[^>]+>", "", item) for item in re.findall(r"<li>(.*?)</li>", recent)]
+    return counts, items
+
+
+def test_dashboard_counts_recent_changes_and_scope(office: tuple[TestClient, Store]) -> None:
+    client, store = office
+    # shoulder b5: 4 public, 2 reserved, 4 tombstoned (fk4 has the seeded 3 public, 1 reserved, 1 tombstoned)
+    for i in range(4):
+        store.bind(f"ark:99999/b5p{i}", f"https://example.org/p/{i}")
+    for i in range(2):
+        store.bind(f"ark:99999/b5r{i}", None, status="reserved")
+    for i in range(4):
+        store.bind(f"ark:99999/b5t{i}", f"https://example.org/t/{i}")
+        store.tombstone(f"ark:99999/b5t{i}", "gone")
+    # one change each through the office: ann withdraws an fk4 id, then carl (shoulder b5) a b5 id
+    csrf = sign_in(client, "ann")
+    assert client.post("/office/withdraw", data={"csrf": csrf, "ark": "ark:99999/fk4x1", "reason": "x"}
+                       ).status_code == 303  # fmt: skip
+    carl = TestClient(client.app, follow_redirects=False)
+    carl_csrf = sign_in(carl, "carl")
+    assert carl.post("/office/withdraw", data={"csrf": carl_csrf, "ark": "ark:99999/b5p0", "reason": "y"}
+                     ).status_code == 303  # fmt: skip
+
+    counts, recent = _dashboard(client)  # ann: NAAN 99999, every shoulder
+    assert counts == {"b5": [3, 2, 1, 4], "fk4": [2, 1, 1, 1]}
+    assert recent[0].endswith("ark:99999/b5p0 status → unavailable by user:carl")
+    assert recent[1].endswith("ark:99999/fk4x1 status → unavailable by user:ann")
+    assert re.match(r"\d\d \w{3} \d{4}, \d\d:\d\d UTC ", recent[1])  # when, in UTC for people
+    assert len(recent) == 10  # the latest ten
+
+    counts, recent = _dashboard(carl)  # carl: shoulder b5 only, neither fk4's counts nor its changes
+    assert counts == {"b5": [3, 2, 1, 4]}
+    assert recent[0].endswith("ark:99999/b5p0 status → unavailable by user:carl")
+    assert recent and all(" ark:99999/b5" in item for item in recent), recent
+    page = carl.get("/office").text
+    assert "fk4" not in page and "user:ann" not in page and "m-fk4" not in page
+
+    bob = TestClient(client.app, follow_redirects=False)
+    sign_in(bob, "bob")
+    counts, recent = _dashboard(bob)  # NAAN B: its own shoulder only
+    assert counts == {"x5": [1, 1, 0, 0]}
+    assert all(f" ark:{OTHER}/x5" in item for item in recent) and "99999" not in bob.get("/office").text

@@ -2,11 +2,15 @@
 server as a process: sign in → mint → edit (with its preview) → withdraw → sign out, at 390 px and at a
 desktop width.  Every page: no Content-Security-Policy violation (the policy is enforced), nothing wider
 than the screen, and axe-core (vendored, ``AXE.md``) finds no serious or critical accessibility problem.
-Screenshots of every step are saved under the test's temporary directory."""
+Signing in and minting work with the keyboard alone, every element reached showing where the focus is.
+Screenshots of every step are saved under ``$PIDKIT_SCREENSHOTS`` (default ``build/screenshots/``, not in
+git), each test's in a folder of its own: ``office-*``, ``admin-*`` and ``keyboard-*`` beside the whole
+day's ``day-*`` (``test_office_day.py``)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -24,6 +28,8 @@ from pidkit.store import open_store
 from test_demo import demo_server, free_port
 
 AXE = Path(__file__).resolve().parent / "axe.min.js"
+#: Where the browser tests save their screenshots (one folder per test and width).
+SHOTS = Path(os.environ.get("PIDKIT_SCREENSHOTS") or AXE.parents[2] / "build" / "screenshots")
 SIGNIN = re.compile(r"demo back office: (\S+)  user (\S+)  password (\S+)  \(shown once\)")
 
 
@@ -41,22 +47,26 @@ def office(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
         yield base, found[2], found[3]
 
 
-def _axe(page: Any, where: str) -> None:
-    """Run axe-core on the page: no serious or critical violation."""
+def _axe(page: Any, where: str, known: frozenset[str] = frozenset()) -> None:
+    """Run axe-core on the page: no serious or critical violation, except those of the rules ``known``
+    (a violation known and not fixed yet, named where the page is checked): each of those must still
+    be there, so that the exception goes once the page is fixed."""
     page.evaluate(AXE.read_text(encoding="utf-8"))
     result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
     bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result
            if v["impact"] in ("serious", "critical")]  # fmt: skip
-    assert not bad, (where, bad)
+    assert not [b for b in bad if b[0] not in known], (where, bad)
+    assert known <= {b[0] for b in bad}, (where, "fixed now: take it out of the known violations", known)
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
-def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str, tmp_path: Path) -> None:
+def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str) -> None:
     _need_browser()
     from playwright.sync_api import sync_playwright
 
     base, user, password = office
     size = VIEWPORTS[viewport]
+    folder = _shots_folder(f"office-{viewport}")
     shots: list[Path] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
@@ -69,7 +79,7 @@ def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str, t
             def check(step: str) -> None:
                 width = page.evaluate("document.documentElement.scrollWidth")
                 assert width <= size["width"], (step, width)
-                shot = tmp_path / f"{step}-{viewport}.png"
+                shot = folder / f"{len(shots):02d}-{step}.png"
                 page.screenshot(path=str(shot), full_page=True)
                 shots.append(shot)
                 _axe(page, step)
@@ -135,18 +145,19 @@ def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str, t
             assert not violations, violations
         finally:
             browser.close()
-    assert all(s.stat().st_size > 0 for s in shots)
-    print(f"screenshots: {tmp_path}")
+    assert len(shots) == 8 and all(s.stat().st_size > 0 for s in shots)
+    print(f"screenshots: {folder}")
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
-def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], viewport: str,
-                                               tmp_path: Path) -> None:
+def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], viewport: str) -> None:
     _need_browser()
     from playwright.sync_api import sync_playwright
 
     base = office[0]
     size = VIEWPORTS[viewport]
+    folder = _shots_folder(f"admin-{viewport}")
+    shots: list[Path] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
@@ -161,7 +172,9 @@ def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], vie
             def check(step: str) -> None:
                 width = page.evaluate("document.documentElement.scrollWidth")
                 assert width <= size["width"], (step, width)
-                page.screenshot(path=str(tmp_path / f"{step}-{viewport}.png"), full_page=True)
+                shot = folder / f"{len(shots):02d}-{step}.png"
+                page.screenshot(path=str(shot), full_page=True)
+                shots.append(shot)
                 _axe(page, step)
 
             page.goto(base + "office/signin")
@@ -235,3 +248,92 @@ def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], vie
             assert not violations, violations
         finally:
             browser.close()
+    assert len(shots) == 12 and all(s.stat().st_size > 0 for s in shots)
+    print(f"screenshots: {folder}")
+
+
+def _shots_folder(name: str) -> Path:
+    """A test's screenshot folder under :data:`SHOTS`, emptied (a run's screenshots are that run's)."""
+    folder = SHOTS / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.png"):
+        old.unlink()
+    return folder
+
+
+#: What the focused element is, and how its focus shows (outline or box shadow), as computed.
+_FOCUSED = """() => {
+  const e = document.activeElement, s = getComputedStyle(e);
+  const label = e.labels && e.labels.length ? e.labels[0].textContent : "";
+  return {tag: e.tagName.toLowerCase(), type: e.type || "", id: e.id, name: label || e.textContent.trim(),
+          outline: s.outlineStyle, width: parseFloat(s.outlineWidth) || 0, shadow: s.boxShadow};
+}"""
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_keyboard_only_sign_in_and_mint(office: tuple[str, str, str], viewport: str) -> None:
+    """Sign in and mint an ARK with the keyboard alone (Tab, typing, Enter); every element the focus
+    reaches on the way shows it (an outline of some width, or a box shadow)."""
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    base, user, password = office
+    size = VIEWPORTS[viewport]
+    folder = _shots_folder(f"keyboard-{viewport}")
+    shots: list[Path] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport=size)  # type: ignore[arg-type]
+            page.route("https://example.org/**", lambda route: route.abort())
+            visited: list[str] = []
+
+            def tab_to(name: str, tag: str) -> None:
+                """Tab until the focus is on the ``tag`` element named ``name`` (its label or text),
+                checking the focus shows on each element reached."""
+                for _ in range(40):
+                    page.keyboard.press("Tab")
+                    now = page.evaluate(_FOCUSED)
+                    where = f"{now['tag']}#{now['id']} {now['name']!r}"
+                    visible = (now["outline"] != "none" and now["width"] > 0) or now["shadow"] != "none"
+                    assert visible, (page.url, where, now)
+                    visited.append(where)
+                    if now["tag"] == tag and now["name"] == name:
+                        return
+                raise AssertionError(f"no {tag} {name!r} reached with Tab on {page.url}: {visited[-40:]}")
+
+            def shot(step: str) -> None:
+                path = folder / f"{len(shots):02d}-{step}.png"
+                page.screenshot(path=str(path), full_page=True)  # the focus ring, as seen
+                shots.append(path)
+
+            page.goto(base + "office/signin")
+            tab_to("User name", "input")
+            page.keyboard.type(user)
+            shot("signin-name-focused")
+            tab_to("Password", "input")
+            page.keyboard.type(password)
+            page.keyboard.press("Enter")
+            page.wait_for_url("**/office")
+            tab_to("Create", "a")
+            shot("dashboard-link-focused")
+            page.keyboard.press("Enter")
+            page.wait_for_url("**/office/create")
+            tab_to("Minter", "select")  # the first minter is chosen already: the demo's fk4 one
+            tab_to("Target URL", "input")
+            page.keyboard.type(f"https://example.org/keyboard/{viewport}")
+            tab_to("What (title)", "input")
+            page.keyboard.type(f"Typed, not clicked ({viewport})")
+            tab_to("Mint", "button")
+            shot("create-button-focused")
+            page.keyboard.press("Enter")
+            page.wait_for_url("**/office/id?ark=*")
+            assert page.locator("h1").inner_text().startswith("ark:99999/fk4")
+            assert page.get_by_role("cell", name=f"Typed, not clicked ({viewport})", exact=True).is_visible()
+            assert page.get_by_role("link", name=f"https://example.org/keyboard/{viewport}").is_visible()
+            shot("minted")
+        finally:
+            browser.close()
+    kinds = {v.split("#")[0] for v in visited}
+    assert {"a", "input", "select", "button", "textarea"} <= kinds, visited  # each kind showed its focus
+    assert len(shots) == 4 and all(s.stat().st_size > 0 for s in shots)
