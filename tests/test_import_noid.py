@@ -21,7 +21,7 @@ from _importcheck import compact, mint_everything, space, tables
 from pidkit import importers, noid
 from pidkit.importers import ImportRefusedError, SourceError
 from pidkit.importers.noid import read_noid
-from pidkit.store import Store, open_store
+from pidkit.store import Principal, Store, open_store
 from pidkit.store.rows import BINDING_COLUMNS
 
 DATA = Path(__file__).parent / "data" / "importers" / "noid"
@@ -177,6 +177,30 @@ def test_a_rerun_keeps_everything(sqlite_store: Store) -> None:
     assert sum(again.restored.values()) == 0
     assert again.by_action("kept")[0].id == "99999/sq04"
     assert sqlite_store.get_minter("noid-99999-sq").counter == 12  # never set back
+
+
+def test_a_dry_run_is_the_report_and_writes_nothing(store: Store) -> None:
+    """The preview (``dry_run``): the report the import gives, refused records included (not raised),
+    and the rows the source maps to; nothing written.  ``principal`` names the history rows."""
+    refused = importers.run("noid", RANDOM, store, dry_run=True)
+    assert [o.id for o in refused.by_action("refused")] == ["_t ^99999/tst5(\\d.)$"]
+    assert all(not rows for rows in tables(store).values())
+    preview = importers.run("noid", RANDOM, store, drop_extra=True, dry_run=True)
+    assert all(not rows for rows in tables(store).values())
+    assert "1 minter, 21 minted-log rows, 1 hold, 5 bindings" in preview.notes[-1]
+    done = importers.run("noid", RANDOM, store, drop_extra=True, principal=Principal.user("root"))
+    assert preview.outcomes == done.outcomes and preview.summary() == done.summary()
+    assert done.restored["bindings"] == 5 and done.restored["history"] == 8  # 5 + NAAN, shoulder, minter
+    assert [(h.operation, h.principal) for h in store.history("ark", "ark:99999/tst51q1")] == [
+        ("import", "user:root")
+    ]
+    assert [h.operation for h in store.history("naan", "99999")] == ["naan.add", "shoulder.add"]
+    assert store.history("minter", "noid-99999-tst5")[0].principal == "user:root"
+    assert store.check() == []
+    again = importers.run("noid", RANDOM, store, drop_extra=True, dry_run=True)
+    assert again.count("kept") == 5 and again.count("imported") == 17  # ids without a binding
+    rerun = importers.run("noid", RANDOM, store, drop_extra=True, principal=Principal.user("root"))
+    assert sum(rerun.restored.values()) == 0  # nothing new: no history row either
 
 
 def test_unreadable_sources(tmp_path: Path, sqlite_store: Store) -> None:

@@ -1,17 +1,20 @@
 """The back office's import and export (issue 14), on SQLite and PostgreSQL: the preview names every bad
 line and writes nothing; apply is all or nothing, as the signed-in user; scope (a user of NAAN A cannot
 import into or export NAAN B); the staged copy is bound to its session; CSRF on every POST; export as
-JSON Lines and CSV (safe from formula injection) round-trips through import; EZID downloads."""
+JSON Lines and CSV (safe from formula injection) round-trips through import; EZID downloads; an
+administrator's NOID and arklet databases (the migration issue's importers: preview, then apply)."""
 
 from __future__ import annotations
 
 import csv
 import gzip
 import html
+import importlib.util
 import io
 import json
 import os
 import re
+import sqlite3
 import tempfile
 import threading
 import time
@@ -22,11 +25,12 @@ import pytest
 from fastapi.testclient import TestClient
 from httpx2 import Response
 
+from _importcheck import compact, minted_and_held, tables
 from _webutil import Seeded
 from pidkit import noid
 from pidkit.store import Erc, ImportRejectedError, Store, parse_import_line
 from pidkit.store.csvformat import read_csv_records
-from pidkit.web import officeimport
+from pidkit.web import Settings, create_app, officeimport
 from test_office import OTHER, office_app, sign_in
 
 pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded
@@ -482,3 +486,191 @@ def test_store_dry_run_writes_nothing(office: Office) -> None:
     with pytest.raises(ImportRejectedError) as refused:
         store.import_jsonl(lines, dry_run=True)
     assert refused.value.problems[0][0] == 2
+
+
+# -- minter databases (administrators) ------------------------------------------------------------
+DATA = Path(__file__).parent / "data" / "importers"
+NOID_RANDOM = DATA / "noid" / "random" / "noid.bdb"  # Perl NOID 0.424's (test_import_noid)
+NOID_SEQUENTIAL = DATA / "noid" / "sequential" / "noid.bdb"
+ARKLET = DATA / "arklet" / "arklet.sqlite3"  # arklet 0.2.3's (test_import_arklet)
+needs_berkeleydb = pytest.mark.skipif(importlib.util.find_spec("berkeleydb") is None,
+                                      reason="reading noid.bdb needs the berkeleydb package")  # fmt: skip
+
+
+@pytest.fixture
+def roomy(office: Office) -> Iterator[Office]:
+    """The same store and users behind an app whose body limit (1 MiB) takes the arklet fixture (200 KB),
+    which the 64 KiB limit of ``office`` refuses."""
+    _, store = office
+    with TestClient(create_app(store, settings=Settings(max_body=2**20)), follow_redirects=False) as c:
+        yield c, store
+
+
+def _history_of(store: Store, kind: str, key: str) -> list[tuple[str, str]]:
+    return [(h.operation, h.principal) for h in store.history(kind, key)]
+
+
+def _report_rows(text: str) -> dict[str, tuple[str, str, str]]:
+    """The preview's records table: where -> (id, outcome, why)."""
+    cells = r'<tr><th scope="row">([^<]*)</th><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>'
+    found = re.findall(cells, text)
+    return {html.unescape(w): (html.unescape(i), a, html.unescape(r)) for w, i, a, r in found}
+
+
+@needs_berkeleydb
+def test_an_administrator_imports_a_noid_database(office: Office) -> None:
+    """Preview (the importer's report, nothing written), then the confirmation: every id NOID issued in
+    the minted log, its holds, its minter continued, recorded in the history as the administrator."""
+    client, store = office
+    csrf = sign_in(client, "root")
+    form = client.get("/office/import").text
+    assert 'value="noid"' in form and 'value="arklet"' in form and 'name="drop_extra"' in form
+    assert "At most 64 KiB." in form  # the service's body limit, said before the upload
+    before = tables(store)
+    r = _upload(client, csrf, NOID_SEQUENTIAL.read_bytes(), fmt="noid", name="noid.bdb")
+    assert r.status_code == 200, r.text
+    assert "<h1>Import: preview</h1>" in r.text
+    assert "noid from noid.bdb: 11 imported, 0 skipped, 0 refused, 0 kept as they were" in r.text
+    assert "minter noid-99999-sq: template sq.sdd, sequential, counter 10" in r.text
+    assert "a preview: nothing written" in r.text
+    assert "1 minter, 10 minted-log rows, 1 hold, 1 binding" in r.text
+    assert "/tmp" not in r.text and "pidkit-import" not in r.text  # the staged copy is never named
+    assert tables(store) == before  # the preview wrote nothing
+    token = _token(r.text)
+    r = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
+    assert r.status_code == 200 and "<h1>Imported</h1>" in r.text, r.text
+    assert "recorded in the history as user:root" in r.text
+    bound = store.get_binding("ark:99999/sq04")
+    assert bound is not None and (bound.target, bound.erc.who) == ("https://example.org/sq/5", "Kunze, John")
+    rows = tables(store)
+    assert {r["id"] for r in rows["minted"] if r["minter"] == "import:noid"} == {f"sq0{i}" for i in range(10)}
+    assert [(r["naan"], r["id"]) for r in rows["holds"]] == [("99999", "sq12")]
+    minter = store.get_minter("noid-99999-sq")
+    assert (minter.template, minter.counter) == ("sq.sdd", 10)
+    assert store.check() == []
+    assert _history_of(store, "ark", "ark:99999/sq04") == [("import", "user:root")]
+    assert _history_of(store, "minter", "noid-99999-sq") == [("minter.create", "user:root")]
+    assert ("shoulder.add", "user:root") in _history_of(store, "naan", "99999")
+    assert not [h for h in rows["history"] if h["principal"] == "system:restore"]  # no anonymous row
+    assert store.mint("noid-99999-sq", 1) == ["ark:99999/sq10"]  # NOID's next, never one it issued
+    again = client.post("/office/import/apply", data={"csrf": csrf, "token": token})
+    assert again.status_code == 410 and store.check() == []  # applied once
+
+
+@needs_berkeleydb
+def test_a_noid_rule_is_refused_by_name_until_left_out(office: Office) -> None:
+    client, store = office
+    csrf = sign_in(client, "root")
+    before = tables(store)
+    r = _upload(client, csrf, NOID_RANDOM.read_bytes(), fmt="noid", name="noid.bdb")
+    assert r.status_code == 422 and 'name="token"' not in r.text
+    assert "1 record refused" in r.text
+    where = "key ':/idmap/_t<TAB>^99999/tst5(\\d.)$'"
+    _, action, why = _report_rows(r.text)[where]
+    assert action == "refused" and "rule-based (:/idmap) binding has no place here" in why
+    assert tables(store) == before
+    consent = {"csrf": csrf, "format": "noid", "drop_extra": "yes"}
+    upload = {"file": ("noid.bdb", NOID_RANDOM.read_bytes(), "application/octet-stream")}
+    r = client.post("/office/import", data=consent, files=upload)
+    assert r.status_code == 200, r.text
+    assert _report_rows(r.text)[where][1] == "skipped"
+    assert "22 imported, 1 skipped, 0 refused" in r.text
+    assert tables(store) == before
+    r = client.post("/office/import/apply", data={"csrf": csrf, "token": _token(r.text)})
+    assert r.status_code == 200 and "<h1>Imported</h1>" in r.text, r.text
+    assert store.get_binding("ark:99999/tst5x12") is not None and store.check() == []
+    assert _history_of(store, "ark", "ark:99999/tst51q1") == [("import", "user:root")]
+
+
+def test_an_administrator_imports_an_arklet_database(roomy: Office, office: Office) -> None:
+    client, store = roomy
+    csrf = sign_in(client, "root")
+    small, _ = office  # the 64 KiB limit: refused before it is read (413), nothing written
+    small_csrf = sign_in(small, "root")
+    before = tables(store)
+    r = _upload(small, small_csrf, ARKLET.read_bytes(), fmt="arklet", name="arklet.sqlite3")
+    assert r.status_code == 413 and "larger than 65536 bytes" in r.text
+    assert tables(store) == before
+    r = _upload(client, csrf, ARKLET.read_bytes(), fmt="arklet", name="arklet.sqlite3")
+    assert r.status_code == 200, r.text
+    assert "arklet from arklet.sqlite3: 13 imported, 0 skipped, 0 refused, 0 kept as they were" in r.text
+    assert "3 minters made for arklet" in r.text
+    assert tables(store) == before  # the preview wrote nothing
+    r = client.post("/office/import/apply", data={"csrf": csrf, "token": _token(r.text)})
+    assert r.status_code == 200 and "<h1>Imported</h1>" in r.text, r.text
+    with sqlite3.connect(ARKLET) as conn:
+        arks = [a for (a,) in conn.execute("SELECT ark FROM ark_ark")]
+    assert len(arks) == 13 and all(store.get_binding(f"ark:/{a}") is not None for a in arks)
+    assert {m.name for m in store.list_minters()} >= {"arklet-99999-c1", "arklet-99999-t2", "arklet-12345-x9"}
+    assert compact(minted_and_held(store)) >= {f"ark:{a}" for a in arks}
+    assert store.check() == []
+    for a in arks:
+        assert _history_of(store, "ark", f"ark:/{a}") == [("import", "user:root")]
+    assert _history_of(store, "naan", "12345") == [("naan.add", "user:root"), ("shoulder.add", "user:root")]
+    # the same database again: every binding kept as it is, nothing written, no history row
+    history = len(tables(store)["history"])
+    r = _upload(client, csrf, ARKLET.read_bytes(), fmt="arklet", name="arklet.sqlite3")
+    assert r.status_code == 200 and "0 imported, 0 skipped, 0 refused, 13 kept as they were" in r.text
+    r = client.post("/office/import/apply", data={"csrf": csrf, "token": _token(r.text)})
+    assert r.status_code == 200 and "Rows written: none." in r.text
+    assert len(tables(store)["history"]) == history
+
+
+@needs_berkeleydb
+def test_only_an_administrator_imports_a_database(office: Office) -> None:
+    client, store = office
+    before = tables(store)
+    for name in ("ann", "carl"):
+        user = TestClient(client.app, follow_redirects=False)
+        csrf = sign_in(user, name)
+        form = user.get("/office/import").text
+        assert 'value="noid"' not in form and 'value="arklet"' not in form and "drop_extra" not in form
+        for fmt in ("noid", "arklet"):  # a forged form: refused before the file is read
+            r = _upload(user, csrf, NOID_SEQUENTIAL.read_bytes(), fmt=fmt, name="noid.bdb")
+            assert r.status_code == 403 and "Only an administrator" in r.text and 'name="token"' not in r.text
+    assert tables(store) == before
+    # an administrator's staged database is theirs: another session's confirmation finds nothing
+    admin = TestClient(client.app, follow_redirects=False)
+    csrf = sign_in(admin, "root")
+    token = _token(_upload(admin, csrf, NOID_SEQUENTIAL.read_bytes(), fmt="noid", name="noid.bdb").text)
+    ann_csrf = sign_in(client, "ann")
+    r = client.post("/office/import/apply", data={"csrf": ann_csrf, "token": token})
+    assert r.status_code == 410 and tables(store) == before
+    assert admin.post("/office/import/apply", data={"token": token}).status_code == 403  # no CSRF
+    assert admin.post("/office/import/apply", data={"csrf": "forged", "token": token}).status_code == 403
+    assert tables(store) == before
+    r = admin.post("/office/import/apply", data={"csrf": csrf, "token": token})
+    assert r.status_code == 200 and store.get_binding("ark:99999/sq04") is not None
+
+
+def test_a_file_that_is_not_a_database_is_said_so(office: Office) -> None:
+    """Garbage, or the other kind's file: one line naming the file and what it is not (4xx, never a 500);
+    nothing written, nothing staged."""
+    client, store = office
+    csrf = sign_in(client, "root")
+    before = tables(store)
+    staging = officeimport._staging()
+    staged_before = set(staging.iterdir())
+    noid_problem = ("not a BerkeleyDB B-tree file NOID writes" if importlib.util.find_spec("berkeleydb")
+                    else "needs the berkeleydb package")  # fmt: skip
+    cases = [
+        ("noid", b"this is not a database\n" * 10, "noid.bdb", noid_problem),
+        ("arklet", b"this is not a database\n" * 10, "db.sqlite3", "not an arklet database"),
+        ("arklet", NOID_SEQUENTIAL.read_bytes(), "noid.bdb", "not an arklet database"),
+        ("noid", b"SQLite format 3\x00" + b"\x00" * 2000, "db.sqlite3", noid_problem),
+    ]
+    for fmt, content, name, said in cases:
+        r = _upload(client, csrf, content, fmt=fmt, name=name)
+        assert r.status_code == 400, (fmt, name, r.text)
+        problems = re.findall(r'<section class="card problem" role="alert"><p>([^<]*)</p>', r.text)
+        assert len(problems) == 1 and problems[0].startswith(f"{name}: ") and said in problems[0], r.text
+        assert "\n" not in problems[0] and str(staging) not in r.text
+    empty = sqlite3.connect(":memory:")  # a real SQLite database without arklet's tables
+    path = Path(tempfile.mkdtemp()) / "other.sqlite3"
+    empty.execute(f"VACUUM INTO '{path}'")
+    r = _upload(client, csrf, path.read_bytes(), fmt="arklet", name="other.sqlite3")
+    assert r.status_code == 400 and "not an arklet database" in r.text and "no table ark_naan" in r.text
+    assert tables(store) == before and set(staging.iterdir()) == staged_before
+    upload = {"file": ("noid.bdb", NOID_SEQUENTIAL.read_bytes(), "x")}
+    assert client.post("/office/import", data={"format": "noid"}, files=upload).status_code == 403  # no CSRF
+    assert _upload(client, csrf, b"", fmt="arklet", name="db.sqlite3").status_code == 400

@@ -22,7 +22,7 @@ import os
 from typing import Final, Literal, get_args
 
 from ..errors import StoreError
-from ..store import Store
+from ..store import Principal, Store
 from .common import ImportRefusedError, ImportReport, Outcome, Progress, SourceError
 
 __all__ = ["KINDS", "ImportRefusedError", "ImportReport", "Kind", "Outcome", "SourceError", "run"]
@@ -39,6 +39,8 @@ def run(
     *,
     progress: Progress | None = None,
     drop_extra: bool = False,
+    principal: Principal | None = None,
+    dry_run: bool = False,
 ) -> ImportReport:
     """Import ``source`` of ``kind`` (``ezid``: a batch download file; ``arklet``: a database URL or
     SQLite file; ``noid``: a ``noid.bdb`` file or the ``NOID`` directory holding it) into ``store``.
@@ -50,6 +52,12 @@ def run(
     raises :class:`ImportRefusedError` (with the report) when a record is refused,
     :class:`SourceError` when the source cannot be read.
 
+    ``principal`` is who the history names for the change (the back office passes its signed-in user:
+    an ``import`` row per binding created, and rows for the NAANs, shoulders and minters added); without
+    it each binding gets the restore's ``adopt`` row (``system:restore``).  ``dry_run`` writes nothing:
+    it returns the report the import would give — refused records included, never raised — with a note
+    counting the rows the source maps to (the back office's preview).
+
     >>> run("dspace", "x", None)  # type: ignore[arg-type]
     Traceback (most recent call last):
     ...
@@ -58,13 +66,16 @@ def run(
     if kind == "ezid":
         from .ezid import import_ezid
 
-        return import_ezid(source, store, drop_extra=drop_extra, progress=progress)
+        return import_ezid(source, store, drop_extra=drop_extra, progress=progress, principal=principal,
+                           dry_run=dry_run)
     if kind == "arklet":
         from .arklet import import_arklet
 
-        return import_arklet(os.fspath(source), store, progress=progress)
+        return import_arklet(os.fspath(source), store, progress=progress, principal=principal,
+                             dry_run=dry_run)
     if kind == "noid":
         from .noid import import_noid
 
-        return import_noid(source, store, drop_extra=drop_extra, progress=progress)
+        return import_noid(source, store, drop_extra=drop_extra, progress=progress, principal=principal,
+                           dry_run=dry_run)
     raise StoreError(f"unknown import source (one of {', '.join(KINDS)})", text=kind)

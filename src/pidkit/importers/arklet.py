@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from ..errors import PidkitError
-from ..store import Erc, Store
+from ..store import Erc, Principal, Store
 from .common import (
     DumpBuilder,
     ImportReport,
@@ -90,6 +90,9 @@ def _connect(source: str) -> Iterator[Any]:
     uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
     conn3 = sqlite3.connect(uri, uri=True)
     try:
+        # a file from elsewhere (the back office takes uploads): its schema's views and triggers may use
+        # only SQLite's innocuous functions (SQLite's advice for databases of unknown origin)
+        conn3.execute("PRAGMA trusted_schema = OFF")
         yield conn3
     finally:
         conn3.close()
@@ -115,6 +118,13 @@ def _read(source: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], li
         pass
     with _connect(source) as conn:
         try:
+            if isinstance(conn, sqlite3.Connection):  # arklet's tables, not views of the same names
+                marks = ", ".join("?" * len(_TABLES))
+                found = dict(conn.execute(f"SELECT name, type FROM sqlite_master WHERE name IN ({marks})",
+                                          _TABLES).fetchall())  # fmt: skip
+                missing = [t for t in _TABLES if found.get(t) != "table"]
+                if missing:
+                    raise sqlite3.DatabaseError(f"no table {', '.join(missing)}")
             naans = _rows(conn, "SELECT naan, name FROM ark_naan ORDER BY naan")
             shoulders = _rows(
                 conn, "SELECT naan_id, shoulder, name FROM ark_shoulder ORDER BY naan_id, shoulder"
@@ -183,12 +193,15 @@ def import_arklet(
     *,
     templates: Mapping[str, str] | None = None,
     progress: Progress | None = None,
+    principal: Principal | None = None,
+    dry_run: bool = False,
 ) -> ImportReport:
     """Import the arklet database at ``source`` into ``store`` (all or nothing; see the module text).
     ``templates`` maps an arklet shoulder (``/t2``) to the template of its new pidkit minter when it
     should not be arklet's own shape.  Raises :class:`~pidkit.importers.common.ImportRefusedError`
     (nothing written) if a record is refused, :class:`~pidkit.importers.common.SourceError` if the
-    database cannot be read."""
+    database cannot be read.  ``principal`` and ``dry_run``: as :func:`~pidkit.importers.common.apply`
+    takes them."""
     naans, shoulders, arks = _read(source)
     b = DumpBuilder("arklet")
     outcomes: list[Outcome] = []
@@ -212,4 +225,4 @@ def import_arklet(
         f"{minters} minter{'' if minters == 1 else 's'} made for arklet's shoulders (arklet-NAAN-SHOULDER)",
     )
     report = ImportReport("arklet", source_name(source), tuple(outcomes), notes=notes)
-    return apply(b, store, report)
+    return apply(b, store, report, principal=principal, dry_run=dry_run)

@@ -9,6 +9,12 @@ row already in the store is kept as it is (never overwritten).  That makes every
 run that was interrupted wrote nothing, and a second run of a finished import writes nothing new.
 
 If any record is refused, nothing is written: :class:`ImportRefusedError` carries the whole report.
+``apply(..., dry_run=True)`` is the preview: the same report (refused records included, bindings
+already in the store marked ``kept``) and a note counting the rows the source maps to, with nothing
+written.  ``apply(..., principal=...)`` records the change in the history as that principal (an
+``import`` row per binding created, ``naan.add`` / ``shoulder.add`` / ``minter.create`` rows for what the
+import adds); without one, the restore's own rule applies (one ``adopt`` row per binding, principal
+``system:restore``).
 
 >>> from pidkit.store import open_store
 >>> b = DumpBuilder("example")
@@ -21,11 +27,20 @@ If any record is refused, nothing is written: :class:`ImportRefusedError` carrie
 ('https://example.org/1', 1)
 >>> report.summary()
 'example from memory: 1 imported, 0 skipped, 0 refused, 0 kept as they were'
+>>> b = DumpBuilder("example")
+>>> b.add_ark("ark:/99999/fk4x2", target="https://example.org/2", where="line 1")
+'ark:99999/fk4x2'
+>>> with open_store("sqlite:///:memory:") as store:
+...     done = (Outcome("line 1", "ark:/99999/fk4x2", "imported"),)
+...     preview = apply(b, store, ImportReport("example", "memory", done), dry_run=True)
+...     store.get_binding("ark:99999/fk4x2"), preview.notes[0][:43]
+(None, 'a preview: nothing written; the source maps')
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,11 +48,12 @@ from typing import Any, Final, Literal
 
 from ..ark import Ark
 from ..errors import ArkError, StoreError
-from ..store import Binding, Erc, Store, check_extra_name, validate_target
+from ..store import Binding, Erc, Principal, Store, check_extra_name, validate_target
 from ..store.base import IMPORTED
 from ..store.dump import DumpHeader, header_line, row_line
 from ..store.keys import blade
-from ..store.rows import TABLES, binding_values, stored_time
+from ..store.rows import TABLES, binding_values, created_history_json, stored_time
+from ..store.sql import history_id
 
 __all__ = [
     "Action",
@@ -340,6 +356,14 @@ class DumpBuilder:
             self.add_minted(naan, minted)
         return key
 
+    def add_history(
+        self, principal: Principal, operation: str, kind: str, key: str, after: Mapping[str, Any] | str
+    ) -> None:
+        """A history row: ``principal`` made the change ``operation`` to ``kind`` ``key`` (created: no
+        ``before``; ``after`` as fields, or as the JSON text the store writes), at the import's time."""
+        text = after if isinstance(after, str) else _compact_json(after)
+        self._put("history", (history_id(), self._stamp, str(principal), operation, kind, key, None, text))
+
     def binding_keys(self) -> list[str]:
         """Keys of the bindings collected, in the order added."""
         return [k[1] for k in self.rows["bindings"]]
@@ -371,19 +395,32 @@ def _same_binding(stored: Binding, row: tuple[Any, ...]) -> bool:
     return mine[:-2] == row[:-2]
 
 
-def apply(builder: DumpBuilder, store: Store, report: ImportReport) -> ImportReport:
+def apply(
+    builder: DumpBuilder,
+    store: Store,
+    report: ImportReport,
+    *,
+    principal: Principal | None = None,
+    dry_run: bool = False,
+) -> ImportReport:
     """Write what ``builder`` collected into ``store`` (one :meth:`~pidkit.store.Store.restore` in
     merge mode: all or nothing, never overwriting) and return ``report`` completed: imported bindings
     already in the store become ``kept`` (with what differs), and the per-table counts are filled in.
-    A report with refused records writes nothing and raises :class:`ImportRefusedError`."""
-    if report.count("refused"):
+    A report with refused records writes nothing and raises :class:`ImportRefusedError`.
+
+    ``principal`` names who makes the change in the history (see the module text; ``None``: the
+    restore's ``adopt`` rows).  ``dry_run`` writes nothing and raises nothing for refused records: it
+    returns the report as it stands (refused records included, bindings already in the store
+    ``kept``) with a note counting the rows the source maps to — the preview of an import.  Only the
+    restore itself can tell what the store refuses beyond that (a held id bound public): the import then
+    raises, writing nothing."""
+    if report.count("refused") and not dry_run:
         raise ImportRefusedError(report)
     before: dict[str, Binding] = {}
     for key in builder.binding_keys():
         found = store.get_binding(key)
         if found is not None:
             before[key] = found
-    result = store.restore(builder.lines(store.schema_version()), merge=True)
     outcomes: list[Outcome] = []
     for o in report.outcomes:
         found_key = _key_of(o)
@@ -393,7 +430,59 @@ def apply(builder: DumpBuilder, store: Store, report: ImportReport) -> ImportRep
             why = "already in the store" + ("" if same else ", differing from the source: not overwritten")
             o = replace(o, action="kept", reason=why)
         outcomes.append(o)
+    if dry_run:
+        return replace(report, outcomes=tuple(outcomes), notes=(*report.notes, _preview_note(builder)))
+    if principal is not None:
+        _history(builder, store, before, principal)
+    result = store.restore(builder.lines(store.schema_version()), merge=True)
     return replace(report, outcomes=tuple(outcomes), restored=result.restored, kept=result.skipped)
+
+
+#: How a preview names the tables a source maps to.
+_TABLE_WORDS: Final = {"naans": "NAAN", "shoulders": "shoulder", "minters": "minter",
+                       "minted": "minted-log row", "holds": "hold", "bindings": "binding"}  # fmt: skip
+
+
+def _preview_note(builder: DumpBuilder) -> str:
+    """What a dry run says it would merge.
+
+    >>> _preview_note(DumpBuilder("x")).split("; ")[1][:46]
+    'the source maps to 0 NAANs, 0 shoulders, 0 min'
+    """
+    counts = builder.counts()
+    said = ", ".join(plural(counts[table], word) for table, word in _TABLE_WORDS.items())
+    kept = "a row already in the store is kept as it is"
+    return f"a preview: nothing written; the source maps to {said} ({kept})"
+
+
+def _history(builder: DumpBuilder, store: Store, before: Mapping[str, Binding], principal: Principal) -> None:
+    """Add to ``builder`` the history rows naming ``principal``: an ``import`` row for each binding not in
+    the store (``before``), ``naan.add`` / ``shoulder.add`` / ``minter.create`` rows for each NAAN, shoulder
+    and minter the store does not have — the rows the store's own operations write.  (The minted log and
+    holds get none, as a restore's do not.  What is added between this look and the restore is kept by
+    the merge, so such a row may name a change made meanwhile by someone else: a race of the same order
+    as two people binding one ARK at once.)"""
+    naans = {n.naan: set(n.shoulders) for n in store.list_naans()}
+    for naan, name, _created in builder.rows["naans"].values():
+        if naan not in naans:
+            builder.add_history(principal, "naan.add", "naan", naan, {"name": name})
+    for naan, shoulder, _created in builder.rows["shoulders"].values():
+        if shoulder not in naans.get(naan, set()):
+            builder.add_history(principal, "shoulder.add", "naan", naan, {"shoulder": shoulder})
+    minters = {m.name for m in store.list_minters()}
+    for name, naan, template, seed, counter, _created in builder.rows["minters"].values():
+        if name not in minters:
+            after = {"naan": naan, "template": template, "seed": seed, "counter": counter}
+            builder.add_history(principal, "minter.create", "minter", name, after)
+    for key in builder.binding_keys():
+        if key not in before:
+            after_text = created_history_json(builder.binding(key))
+            builder.add_history(principal, "import", "ark", key, after_text)
+
+
+def _compact_json(fields: Mapping[str, Any]) -> str:
+    """A history ``after`` value as the store writes it: compact JSON, keys sorted."""
+    return json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _key_of(outcome: Outcome) -> str | None:

@@ -52,7 +52,7 @@ from typing import IO, Any, Final
 
 from ..anvl import ezid_lines, ezid_unescape
 from ..errors import PidkitError
-from ..store import Binding, Store
+from ..store import Binding, Principal, Store
 from ..store.ezid import ERC_NAMES, IMPORTED, KEPT, NO_REASON, SUPPORT_NAMES, WHOLE_ERC, erc_of, read_status
 from ..store.rows import binding_from_row
 from .common import (
@@ -382,16 +382,19 @@ def import_ezid(
     *,
     drop_extra: bool = False,
     progress: Progress | None = None,
+    principal: Principal | None = None,
+    dry_run: bool = False,
 ) -> ImportReport:
     """Import an EZID batch download file into ``store`` (all or nothing; see the module text for
     what goes where).  Raises :class:`~pidkit.importers.common.ImportRefusedError` (nothing written)
-    if a record is refused, :class:`~pidkit.importers.common.SourceError` for an unreadable file."""
+    if a record is refused, :class:`~pidkit.importers.common.SourceError` for an unreadable file.
+    ``principal`` and ``dry_run``: as :func:`~pidkit.importers.common.apply` takes them."""
     records = read_download(path)
     builder = DumpBuilder("ezid")
     report = records_report(
         records, builder, source_name(path), drop_extra=drop_extra, progress=progress
     )
-    return apply(builder, store, report)
+    return apply(builder, store, report, principal=principal, dry_run=dry_run)
 
 
 def upload_bindings(

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import PidkitError
-from ..store import Erc, Store
+from ..store import Erc, Principal, Store
 from .common import (
     DumpBuilder,
     ImportReport,
@@ -293,12 +293,15 @@ def import_noid(
     *,
     drop_extra: bool = False,
     progress: Progress | None = None,
+    principal: Principal | None = None,
+    dry_run: bool = False,
 ) -> ImportReport:
     """Import the NOID minter database at ``path`` (``noid.bdb``, or the directory holding it) into
     ``store``: all or nothing; see the module text for what goes where.  Raises
     :class:`~pidkit.importers.common.ImportRefusedError` (nothing written) if a record is refused,
-    :class:`~pidkit.importers.common.SourceError` if the database cannot be read."""
+    :class:`~pidkit.importers.common.SourceError` if the database cannot be read.  ``principal`` and
+    ``dry_run``: as :func:`~pidkit.importers.common.apply` takes them."""
     db = read_noid(path)
     b = DumpBuilder("noid")
     report = database_report(db, b, drop_extra=drop_extra, progress=progress)
-    return apply(b, store, report)
+    return apply(b, store, report, principal=principal, dry_run=dry_run)

@@ -11,6 +11,15 @@ import runs as a dry run (:meth:`~pidkit.store.Store.import_jsonl` with ``dry_ru
 transaction, then rolled back), so nothing is written at preview.  Only a file with no bad line can be
 applied.
 
+An **administrator** may also upload a whole minter database, as ``pidkit import --from noid|arklet``
+reads it (:mod:`pidkit.importers`): a NOID ``noid.bdb`` or an arklet SQLite file.  Such an import adds
+NAANs, shoulders, minters, the minted log and holds — beyond one NAAN's bindings — so no other user is
+offered these formats, and a form that names one anyway is refused (403).  Its preview is the
+importer's own report run as a dry run (``dry_run=True``: every record imported, skipped, refused or
+kept, with the reason; nothing written); a database with a refused record cannot be applied.  The
+uploaded file is what is staged (below); the confirmation runs the importer on it again, all or
+nothing (one restore in merge mode), recording the change in the history as the user (``principal``).
+
 Between preview and apply the checked records are **staged on the server**: a file named by a random
 256-bit token in a private directory (mode 0700), holding the SHA-256 of the session token it belongs
 to, the user's name and the time; the confirmation form carries only the token.  Applying checks that
@@ -51,10 +60,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from .. import importers
 from ..ark.chars import check_naan, check_shoulder
 from ..codecs import iso_z
 from ..errors import PidkitError
-from ..importers.common import plural
+from ..importers.common import ImportReport, plural
 from ..importers.ezid import upload_bindings
 from ..store import (
     Binding,
@@ -73,11 +83,11 @@ from .auth import csrf_refused, form_post
 from .office import FIND_FIELDS
 from .officeviews import OFFICE_CSS, csrf_field, field, message, office_page, select
 from .sessions import FormError, Signed, csrf_ok, signed_in, to_signin, with_headers
-from .stores import store_of
+from .stores import settings_of, store_of
 from .templates import esc
 
-__all__ = ["FORMATS", "STAGED_FOR", "Checked", "Upload", "check", "read_upload", "router", "scope_problem",
-           "stage", "staged", "to_lines"]
+__all__ = ["DATABASES", "FORMATS", "STAGED_FOR", "Checked", "Upload", "check", "formats", "read_upload",
+           "router", "scope_problem", "stage", "stage_database", "staged", "staged_database", "to_lines"]
 
 router = APIRouter(include_in_schema=False)
 _log = logging.getLogger(__name__)
@@ -87,6 +97,11 @@ FORMATS: Final = {
     "jsonl": "JSON Lines (one binding per line, as pidkit exports)",
     "csv": "CSV with pidkit's columns (as pidkit exports)",
     "ezid": "EZID batch download (ANVL, CSV or XML; plain, gzip or ZIP)",
+}
+#: The formats only an administrator imports: a minter database, read by :func:`pidkit.importers.run`.
+DATABASES: Final = {
+    "noid": "NOID minter database (noid.bdb; administrators only)",
+    "arklet": "arklet database (its SQLite file; administrators only)",
 }
 #: The most a compressed EZID download (gzip, ZIP) may unpack to: 64 MiB.
 UNPACKED_LIMIT: Final = 64 * 2**20
@@ -159,6 +174,15 @@ class Checked:
     notes: list[str]
     created: int = 0
     updated: int = 0
+
+
+def formats(user: User) -> dict[str, str]:
+    """The upload formats offered to ``user``: the minter databases to an administrator only.
+
+    >>> sorted(formats(User("ann", "99999"))), "noid" in formats(User("root", "99999", admin=True))
+    (['csv', 'ezid', 'jsonl'], True)
+    """
+    return {**FORMATS, **DATABASES} if user.admin else dict(FORMATS)
 
 
 def scope_problem(user: User, line: str) -> str | None:
@@ -305,8 +329,39 @@ def stage(signed: Signed, got: Checked, source: str) -> str:
     return token
 
 
-def staged(signed: Signed, token: str) -> tuple[Checked, str, Path] | None:
-    """The staged lines of ``token`` if they are this session's and not expired, else ``None``."""
+def _data_path(path: Path) -> Path:
+    """Where the uploaded database of the staged import ``path`` is kept."""
+    return path.with_name(path.name + ".db")
+
+
+def stage_database(data: bytes) -> Path:
+    """Keep an uploaded database (a NOID or arklet file) in the staging directory, readable by this
+    process only; the path of the copy, named by a new token (:func:`stage_database_head` makes it
+    confirmable once its preview is good)."""
+    directory = _staging()
+    _sweep(directory)
+    path = _data_path(directory / secrets.token_urlsafe(32))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return path
+
+
+def stage_database_head(signed: Signed, data_path: Path, kind: str, source: str, drop_extra: bool) -> str:
+    """Bind the database staged at ``data_path`` to this session (and user) for its confirmation, with
+    the choices its preview was made with; return the token naming it."""
+    token = data_path.name.removesuffix(".db")
+    head = {"session": _session_id(signed), "user": signed.user.name, "at": iso_z(_dt.datetime.now(_dt.UTC)),
+            "source": source, "database": kind, "drop_extra": drop_extra}  # fmt: skip
+    fd = os.open(data_path.with_name(token), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(head, ensure_ascii=False) + "\n")
+    return token
+
+
+def _staged_head(signed: Signed, token: str) -> tuple[dict[str, Any], str, Path] | None:
+    """The head (and the rest) of the staged import ``token`` if it is this session's and user's and not
+    expired, else ``None``."""
     if not _TOKEN.fullmatch(token):
         return None
     try:
@@ -319,11 +374,40 @@ def staged(signed: Signed, token: str) -> tuple[Checked, str, Path] | None:
     first, _, rest = text.partition("\n")
     try:
         head = json.loads(first)
-        wheres = [str(w) for w in head["wheres"]]
-    except (ValueError, KeyError, TypeError):
+    except ValueError:
         return None  # not a staged copy this module wrote
+    if not isinstance(head, dict):
+        return None
     if head.get("session") != _session_id(signed) or head.get("user") != signed.user.name:
         return None
+    return head, rest, path
+
+
+def staged_database(signed: Signed, token: str) -> tuple[str, str, bool, Path] | None:
+    """The staged database of ``token`` — ``(kind, source, drop_extra, head path)`` — if it is this
+    session's and not expired, else ``None``."""
+    found = _staged_head(signed, token)
+    if found is None:
+        return None
+    head, _, path = found
+    kind = head.get("database")
+    if kind not in DATABASES or not _data_path(path).is_file():
+        return None
+    return str(kind), str(head.get("source", "")), head.get("drop_extra") is True, path
+
+
+def staged(signed: Signed, token: str) -> tuple[Checked, str, Path] | None:
+    """The staged lines of ``token`` if they are this session's and not expired, else ``None``."""
+    found = _staged_head(signed, token)
+    if found is None:
+        return None
+    head, rest, path = found
+    if "database" in head:
+        return None  # a staged database (:func:`staged_database`)
+    try:
+        wheres = [str(w) for w in head["wheres"]]
+    except (KeyError, TypeError):
+        return None  # not a staged copy this module wrote
     lines = list(split_lines(rest))
     if len(lines) != len(wheres):
         return None
@@ -331,15 +415,33 @@ def staged(signed: Signed, token: str) -> tuple[Checked, str, Path] | None:
 
 
 # -- pages -----------------------------------------------------------------------------------------
-def _import_form(signed: Signed, chosen: str = "jsonl") -> str:
+def _import_form(signed: Signed, chosen: str = "jsonl", limit: int | None = None) -> str:
+    most = f" At most {_size(limit)}." if limit is not None else ""
+    consent = ("" if not signed.user.admin else
+               '<p class="field check"><input type="checkbox" id="i-drop" name="drop_extra" value="yes"'
+               ' aria-describedby="i-drop-hint"> <label for="i-drop">Leave out what has no place in the '
+               'store</label> <span class="hint" id="i-drop-hint">NOID only: its rule-based bindings and '
+               'element names the store refuses are left out (each one named) instead of refused.</span></p>')
     return ('<section class="card"><h2>Upload a file</h2>'
             '<form method="post" action="/office/import" enctype="multipart/form-data">' + csrf_field(signed)
-            + select("format", "Format", list(FORMATS.items()), chosen, form="i")
+            + select("format", "Format", list(formats(signed.user).items()), chosen, form="i")
             + '<p class="field"><label for="i-file">File</label>'
             '<input type="file" id="i-file" name="file" required aria-describedby="i-file-hint">'
-            '<span class="hint" id="i-file-hint">Checked first: nothing is written until you confirm.'
-            '</span></p>'
-            '<button type="submit">Check the file</button></form></section>')  # fmt: skip
+            f'<span class="hint" id="i-file-hint">Checked first: nothing is written until you confirm.{most}'
+            '</span></p>' + consent
+            + '<button type="submit">Check the file</button></form></section>')  # fmt: skip
+
+
+def _size(n: int) -> str:
+    """A byte count in words.
+
+    >>> _size(8 * 2**20), _size(65536), _size(1000)
+    ('8 MiB', '64 KiB', '1,000 bytes')
+    """
+    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale:,} {unit}"
+    return f"{n:,} bytes"
 
 
 @router.get("/office/import")
@@ -348,8 +450,12 @@ def import_form(request: Request) -> Response:
     signed = signed_in(request)
     if signed is None:
         return to_signin(request)
-    intro = message(f"Your scope: {_scope_text(signed.user)}. Every line must be within it.")
-    return office_page("Import", intro + _import_form(signed), signed)
+    intro = f"Your scope: {_scope_text(signed.user)}. Every line must be within it."
+    if signed.user.admin:
+        intro += (" As an administrator you may also import a NOID minter database or an arklet database: "
+                  "its NAANs, shoulders, minters, issued ids and bindings.")
+    limit = settings_of(request).max_body
+    return office_page("Import", message(intro) + _import_form(signed, limit=limit), signed)
 
 
 @router.post("/office/import")
@@ -366,16 +472,138 @@ async def import_preview(request: Request) -> Response:
     if not csrf_ok(signed.session.csrf, upload.fields):
         return csrf_refused(signed)
     kind = upload.fields.get("format", "")
-    if kind not in FORMATS:
+    if kind in DATABASES and not signed.user.admin:
+        refusal = ("Only an administrator imports a NOID or arklet database (it adds NAANs, minters and "
+                   "issued ids, beyond one NAAN's bindings): nothing was read.")
+        return office_page("Refused", message(refusal, bad=True) + _import_form(signed), signed, status=403)
+    if kind not in formats(signed.user):
         return _preview_problem(signed, "Choose one of the formats.", kind)
     if not upload.data:
         return _preview_problem(signed, "The file is empty (or none was chosen).", kind)
+    if kind in DATABASES:
+        return await run_in_threadpool(_preview_database, request, signed, upload, kind)
     return await run_in_threadpool(_preview, request, signed, upload, kind)
 
 
 def _preview_problem(signed: Signed, problem: str, kind: str) -> Response:
-    return office_page("Import", message(problem, bad=True) + _import_form(signed, kind or "jsonl"), signed,
+    chosen = kind if kind in formats(signed.user) else "jsonl"
+    return office_page("Import", message(problem, bad=True) + _import_form(signed, chosen), signed,
                        status=400)
+
+
+def _named(text: str, path: Path, source: str) -> str:
+    """An importer's message about the staged copy ``path``, naming the uploaded file instead."""
+    return text.replace(os.fspath(path), source)
+
+
+def _report_html(report: ImportReport) -> str:
+    """The records of an import's report that were not simply imported (skipped, refused, kept, or
+    imported without some elements), each named with where it is in the source and why; its notes."""
+    notes = "".join(f"<li>{esc(n)}</li>" for n in report.notes)
+    out = f'<section class="card"><h2>Notes</h2><ul>{notes}</ul></section>' if notes else ""
+    listed = [o for o in report.outcomes if o.action != "imported" or o.dropped]
+    if listed:
+        rows = "".join(
+            f'<tr><th scope="row">{esc(o.where)}</th><td>{esc(o.id)}</td><td>{esc(o.action)}</td>'
+            f"<td>{esc(o.reason)}{esc('; dropped: ' + ', '.join(o.dropped)) if o.dropped else ''}</td></tr>"
+            for o in listed[:MAX_LISTED]
+        )
+        more = (f'<p class="muted">The first {MAX_LISTED} of {len(listed)} are listed.</p>'
+                if len(listed) > MAX_LISTED else "")  # fmt: skip
+        out += ('<section class="card"><h2>Records</h2><table class="grid"><thead><tr>'
+                '<th scope="col">Where</th><th scope="col">Id</th><th scope="col">Outcome</th>'
+                f'<th scope="col">Why</th></tr></thead><tbody>{rows}</tbody></table>{more}'
+                "</section>")  # fmt: skip
+    return out
+
+
+def _preview_database(request: Request, signed: Signed, upload: Upload, kind: str) -> Response:
+    """The preview of a minter database (administrators): the importer's report from a dry run of the
+    staged copy; staged for the confirmation if no record is refused."""
+    store = store_of(request)
+    source = upload.filename or "upload"
+    drop_extra = kind == "noid" and upload.fields.get("drop_extra") == "yes"
+    try:
+        path = stage_database(upload.data)
+    except (PidkitError, OSError) as exc:
+        problem = f"The file could not be kept for its preview (nothing was written): {exc}"
+        return office_page("Import", message(problem, bad=True), signed, status=503)
+    keep = False
+    try:
+        try:
+            report = importers.run(kind, path, store, drop_extra=drop_extra, dry_run=True)
+        except PidkitError as exc:  # not a database of this kind, or one that cannot be read
+            return _preview_problem(signed, f"{source}: {_named(str(exc), path, source)}", kind)
+        except Exception:  # a file from elsewhere the reader trips on: said so, and logged
+            _log.exception("reading the uploaded %s database %r", kind, source)
+            what = DATABASES[kind].split(" (")[0]
+            problem = f"{source}: could not be read as a {what} (see the server's log); nothing was written"
+            return _preview_problem(signed, problem, kind)
+        report = dataclasses.replace(report, source=source)
+        refused = report.count("refused")
+        if refused:
+            said = (f"{report.summary()}. Nothing was written: {plural(refused, 'record')} refused"
+                    + (" (the box below leaves out what has no place in the store)" if kind == "noid"
+                       and not drop_extra else "") + ".")  # fmt: skip
+            body = message(said, bad=True) + _report_html(report) + _import_form(signed, kind)
+            return office_page("Import: problems found", body, signed, status=422)
+        try:
+            token = stage_database_head(signed, path, kind, source, drop_extra)
+        except (PidkitError, OSError) as exc:
+            problem = f"The checked file could not be kept for the confirmation (nothing was written): {exc}"
+            return office_page("Import", message(problem, bad=True), signed, status=503)
+        keep = True
+    finally:
+        if not keep:
+            path.unlink(missing_ok=True)
+    summary = (f"{report.summary()}. Applied all or nothing, merged into the store (a row already there "
+               f"is kept as it is), as {signed.user.name}.")
+    body = (message(summary) + '<section class="card"><h2>Ready</h2>'
+            '<form method="post" action="/office/import/apply">' + csrf_field(signed)
+            + f'<input type="hidden" name="token" value="{esc(token)}">'
+            '<button type="submit" data-busy="Importing…">Import this database</button></form>'
+            f'<p class="hint">The checked file waits {int(STAGED_FOR.total_seconds() // 60)} minutes for '
+            "this confirmation.</p></section>" + _report_html(report))  # fmt: skip
+    return office_page("Import: preview", body, signed)
+
+
+def _apply_database(request: Request, signed: Signed, found: tuple[str, str, bool, Path]) -> Response:
+    """Import a staged database as the signed-in administrator, once, all or nothing."""
+    kind, source, drop_extra, path = found
+    gone = "This import is no longer waiting (expired, done, or from another session): upload it again."
+    if not signed.user.admin:  # no longer an administrator since the preview
+        refusal = "Only an administrator imports a NOID or arklet database: nothing was imported."
+        return office_page("Refused", message(refusal, bad=True), signed, status=403)
+    status_path = _status_path(path)
+    mine = {"session": _session_id(signed), "user": signed.user.name, "source": source, "total": 0}
+    if not _claim(status_path, {**mine, "state": "running", "done": 0}):
+        return office_page("Import", message(gone, bad=True) + _import_form(signed), signed, status=410)
+    data = _data_path(path)
+    store, user = store_of(request), signed.user
+    try:
+        report = importers.run(kind, data, store, drop_extra=drop_extra, principal=Principal.user(user.name))
+    except importers.ImportRefusedError as exc:  # the store changed since the preview
+        report = dataclasses.replace(exc.report, source=source)
+        said = f"{report.summary()}: nothing was imported."
+        body = message(said, bad=True) + _report_html(report) + _import_form(signed, kind)
+        outcome = office_page("Import refused", body, signed, status=409)
+    except PidkitError as exc:
+        said = f"{source}: nothing was imported: {_named(str(exc), data, source)}"
+        outcome = office_page("Import refused", message(said, bad=True) + _import_form(signed, kind), signed,
+                              status=409)
+    except BaseException:
+        status_path.unlink(missing_ok=True)  # not applied: may be confirmed again
+        raise
+    else:
+        report = dataclasses.replace(report, source=source)
+        written = ", ".join(f"{table} {n}" for table, n in report.restored.items() if n)
+        done = (f"{report.summary()}; recorded in the history as user:{user.name}. Rows written: "
+                f"{written or 'none'}.")
+        back = '<p><a href="/office">Back to the dashboard</a></p>'
+        outcome = office_page("Imported", message(done) + _report_html(report) + back, signed)
+    for gone_path in (data, path, status_path):
+        gone_path.unlink(missing_ok=True)
+    return outcome
 
 
 def _preview(request: Request, signed: Signed, upload: Upload, kind: str) -> Response:
@@ -498,6 +726,9 @@ def import_apply(request: Request, signed: Signed, form: dict[str, str]) -> Resp
     """Import the staged lines of a preview, all or nothing, as the signed-in user: at once for a short
     file, else in the background, the answer leading to the page that follows it."""
     token = form.get("token", "")
+    database = staged_database(signed, token)
+    if database is not None:
+        return _apply_database(request, signed, database)
     found = staged(signed, token)
     gone = ("This import is no longer waiting (expired, done, or from another session): upload it again.")
     if found is None:
