@@ -5,11 +5,12 @@ times each), and a PostgreSQL restart under write load through ``pidkit serve``.
 * Mint: after every kill the store opens, ``PRAGMA integrity_check`` is ok (SQLite), the minter's row
   count is a whole number of batches (a batch is all or nothing), never shrinks, and every id the killed
   process had printed (printed only after its commit) is in the store.  Minting goes on afterwards
-  without a duplicate.
+  without a duplicate, and ``pidkit check`` (:meth:`Store.check`) finds no problem after every kill.
 * GEDCOM: after every kill the file is byte-for-byte the old file, or the complete new file (the old
   bytes plus exactly one ``1 _UID`` line per record); ``FILE.bak``, when present, is the old file.
 * PostgreSQL restart: while the database is down the server answers 503 (never 500, never hangs), it
-  recovers by itself once the database is back, and every write that got a 2xx is there afterwards.
+  recovers by itself once the database is back, every write that got a 2xx is there afterwards, and
+  ``pidkit check`` finds no problem.
 """
 
 from __future__ import annotations
@@ -75,12 +76,14 @@ def test_kill_9_bulk_mint(store_url: str, figures: _report.Figures) -> None:
             assert count >= previous
             previous = count
             assert store.get_minter("m").counter >= count
+            assert store.check() == []  # pidkit check, after every kill
     from stress.test_concurrency import _minted_rows
 
     stored = {f"ark:{n}/{b}" for n, b, _ in _minted_rows(store_url, "m")}
     lost = len(acknowledged - stored)
     with open_store(store_url) as store:
         after = store.mint("m", 2 * BATCH, batch_size=BATCH)
+        assert store.check() == []
     dup_after = len(set(after) & stored)
     figures.add(
         "faults",
@@ -286,6 +289,7 @@ def test_postgres_restart_under_load(postgres_url: str, serve: Servers, figures:
             missing = [
                 a for a, tgt in acked.items() if (b := store.get_binding(a)) is None or b.target != tgt
             ]
+            problems = store.check()  # pidkit check, after the restart
         down = statuses["down"]
         figures.add(
             "faults",
@@ -303,6 +307,7 @@ def test_postgres_restart_under_load(postgres_url: str, serve: Servers, figures:
             },
         )
         assert not missing, missing[:5]
+        assert problems == [], problems
         assert all(s < 500 or s == 503 for ph in statuses.values() for s in ph), statuses
         assert down.get(503, 0) > 0, f"no 503 while the database was down: {down}"
         assert recovered_after is not None, "the server did not recover by itself"

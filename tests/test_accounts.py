@@ -25,12 +25,16 @@ PASSWORD = "correct horse battery"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a fresh store on each backend."""
     if request.param == "postgres":
         new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        url = new_url()
-    else:
-        url = f"sqlite:///{tmp_path / 'a.db'}"
+        return new_url()
+    return f"sqlite:///{tmp_path / 'a.db'}"
+
+
+@pytest.fixture
+def store(url: str) -> Iterator[Store]:
     with open_store(url) as s:
         yield s
 
@@ -45,6 +49,56 @@ def test_password_is_hashed_with_argon2id_and_never_stored(store: Store) -> None
     assert '"password_hash":"$argon2id$' in out.getvalue()
     assert PASSWORD not in str(store.history("user", "ann"))
     assert store.check() == []
+
+
+def _set_password_hash(url: str, name: str, digest: str) -> None:
+    """Write ``digest`` as the user's password hash straight into the database (no pidkit code)."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
+
+        conn = sqlite3.connect(url[len("sqlite:///") :])
+        try:
+            with conn:
+                assert conn.execute("UPDATE users SET password_hash = ? WHERE name = ?",
+                                    (digest, name)).rowcount == 1  # fmt: skip
+        finally:
+            conn.close()
+        return
+    import psycopg
+
+    with psycopg.connect(url) as pg:
+        assert pg.execute("UPDATE users SET password_hash = %s WHERE name = %s", (digest, name)).rowcount == 1
+
+
+@pytest.mark.parametrize(
+    "digest",
+    [
+        # an Argon2i hash (not id), a SHA-256 hex digest, a plain password stored by mistake, nothing
+        "$argon2i$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        PASSWORD,
+        "",
+        # the Argon2id prefix on something that is not a PHC string: no sign-in can ever succeed
+        "$argon2id$",
+        "$argon2id$v=19$m=65536,t=3,p=4$not base64!$",
+    ],
+    ids=["argon2i", "sha256", "plain", "empty", "prefix-only", "malformed"],
+)
+def test_check_finds_a_password_hash_that_is_not_argon2id(url: str, digest: str) -> None:
+    """``pidkit check`` names a user whose stored password hash is not an Argon2id PHC string (written into
+    the database behind pidkit's back), and the CLI exits 1 listing it."""
+    with open_store(url) as store:
+        store.add_user("ann", PASSWORD, naan="99999", shoulder="fk4")
+        store.add_user("bob", PASSWORD, naan="99999")
+        assert store.check() == []
+    _set_password_hash(url, "bob", digest)
+    with open_store(url) as store:
+        assert store.check() == ["user bob: password_hash is not an Argon2id hash"]
+    done = _pidkit("check", "--db", url)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == "user bob: password_hash is not an Argon2id hash\n"
+    assert done.stderr.startswith("pidkit: error: ") and "1 integrity problems" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_add_user_refuses_bad_input(store: Store) -> None:

@@ -11,12 +11,12 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from pidkit.errors import StoreError
+from pidkit.errors import ExhaustedError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import Erc, Store, open_store
 from pidkit.store.rows import TABLES
@@ -151,6 +151,65 @@ def test_round_trip_across_backends_is_exact(
         assert restored.list_overrides()[0].key == "ark:55555/x1"
 
 
+def _mint_to_the_end(store: Store, minter: str) -> list[str]:
+    """Mint from ``minter`` one id at a time until it has none left (:class:`ExhaustedError`)."""
+    fresh: list[str] = []
+    while True:
+        try:
+            fresh += store.mint(minter, 1)
+        except ExhaustedError:
+            return fresh
+
+
+def test_minting_the_rest_of_a_space_after_a_restore_reissues_nothing(
+    new_url: Callable[[], str], sqlite_url: Callable[[], str]
+) -> None:
+    """After a restore (not a merge) into a fresh store of the other backend, minting the whole rest of a
+    small space gives exactly the ids the source never minted, held or bound — the ones the source
+    itself would still mint, in the same order — and never one the source minted.
+
+    The space is ``b5`` and two digits (100 ids), shared by minter ``b`` (``b5.sdd``, sequential, from
+    :func:`_fill`) and minter ``c`` (``b5.rdd``, random): ``c`` skips what ``b`` minted, and the reverse."""
+    space = {f"ark:{NAAN}/" + Minter("b5.rdd", NAAN, seed=7).mint_at(i) for i in range(100)}
+    assert len(space) == 100
+    for source_url, target_url in [(sqlite_url(), new_url()), (new_url(), sqlite_url())]:
+        with open_store(source_url) as source:
+            minted = _fill(source)
+            source.create_minter("c", naan=NAAN, template="b5.rdd", seed=7)
+            c = source.mint("c", 20)
+            minted += c
+            source.bind(c[0], "https://example.org/c0")
+            source.bind(c[1], None, status="reserved")
+            source.tombstone(c[2], "withdrawn")
+            source.bind(c[3], "https://example.org/c3", status="unavailable", reason="withdrawn")
+            source.bind(c[4], None, status="reserved")
+            source.delete("ark", c[4])  # a deleted reserved id stays held
+            # c[5:] are minted but never bound; below, ids of the space never minted but held or bound
+            unminted = sorted(space - set(minted))
+            held = unminted[:3]
+            source.add_hold("c", *held)
+            bound = unminted[3:5]
+            source.bind(bound[0], "https://example.org/bound-before-minting")
+            source.tombstone(bound[1], "withdrawn before it was minted")
+            taken = set(minted) | set(held) | set(bound)
+            assert len(space - taken) == 100 - 5 - 20 - 3 - 2
+            lines = _dump(source)
+            assert source.check() == []
+            source_rest = _mint_to_the_end(source, "c")
+        with open_store(target_url) as target:
+            target.restore(lines)
+            assert target.check() == []
+            rest = _mint_to_the_end(target, "c")
+            with pytest.raises(ExhaustedError):
+                target.mint("b", 1)  # everything b could still mint, c just did
+            assert rest == source_rest  # the restored store mints exactly as the source would
+            assert len(rest) == len(set(rest))
+            assert set(rest) == space - taken
+            assert not set(rest) & set(minted)
+            assert not set(target.mint("a", 100)) & set(minted)
+            assert target.check() == []
+
+
 def test_restore_refuses_a_store_that_is_not_empty(new_url: Callable[[], str]) -> None:
     with open_store(new_url()) as source:
         _fill(source)
@@ -229,6 +288,66 @@ def test_dump_streams_in_constant_memory(tmp_path: Path) -> None:
             store.dump(sink)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
+    assert peak < 5_000_000, f"peak {peak:,} bytes"
+
+
+def test_restore_streams_in_constant_memory(new_url: Callable[[], str], tmp_path: Path) -> None:
+    """A restore of 40,000 rows (minted ids, bindings of half of them, their history), generated one line
+    at a time, is read and written in chunks: the Python heap does not grow with the dump.  (Kept to
+    40,000 rows because tracemalloc slows the restore fivefold; keeping every row, or only every line,
+    would already take more than twice the bound.)"""
+    import tracemalloc
+
+    from pidkit.store.dump import DumpHeader, header_line, parse_header, row_line
+
+    minted_n, bound_n = 20_000, 10_000
+    with open_store(f"sqlite:///{tmp_path / 'model.db'}") as model:  # a real dump, to copy rows from
+        model.add_naan(NAAN, "Test")
+        model.create_minter("z", naan=NAAN, template="z.zd", seed=0)
+        [ark] = model.mint("z", 1)
+        model.bind(ark, "https://example.org/0", erc=Erc(who="Someone"), extra={"dc.title": "A title"})
+        lines = _dump(model)
+    header = parse_header(lines[0])
+    rows: dict[str, list[dict[str, object]]] = {t.name: [] for t in TABLES}
+    for line in lines[1:]:
+        obj = json.loads(line)
+        rows[obj["table"]].append(obj["row"])
+    [minted], [binding] = rows.pop("minted"), rows.pop("bindings")  # the models of the generated rows
+    [bound] = [h for h in rows["history"] if h["kind"] == "ark"]
+    rows["history"].remove(bound)
+    rows["minters"][0]["counter"] = minted_n
+    generated_n = {"minted": minted_n, "bindings": bound_n, "history": bound_n}
+    counts = {t.name: len(rows.get(t.name, [])) + generated_n.get(t.name, 0) for t in TABLES}
+
+    def generated(table: str, i: int) -> dict[str, object]:
+        key = f"ark:{NAAN}/zx{i}"
+        if table == "minted":
+            return {**minted, "id": f"zx{i}", "position": i}
+        if table == "bindings":
+            return {**binding, "key": key, "target": f"https://example.org/{i}"}
+        return {**bound, "id": f"0zx{i:012d}", "key": key}
+
+    def dump() -> Iterator[str]:
+        yield header_line(DumpHeader(header.backend, header.schema, counts))
+        for table in TABLES:
+            for row in rows.get(table.name, []):
+                yield row_line(table, [row[c] for c in table.columns])
+            for i in range(generated_n.get(table.name, 0)):
+                row = generated(table.name, i)
+                yield row_line(table, [row[c] for c in table.columns])
+
+    assert sum(counts.values()) > 40_000
+    with open_store(new_url()) as store:
+        tracemalloc.start()
+        report = store.restore(dump())
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert report.restored["minted"] == minted_n and report.restored["bindings"] == bound_n
+        assert report.restored["history"] == counts["history"]  # every binding came with its history
+        assert store.minted_count("z") == minted_n
+        b = store.get_binding(f"ark:{NAAN}/zx{bound_n - 1}")
+        assert b is not None and b.target == f"https://example.org/{bound_n - 1}"
+        assert store.check() == []
     assert peak < 5_000_000, f"peak {peak:,} bytes"
 
 

@@ -1,7 +1,7 @@
 """Fault tests of the persistence promise (issue 13): ``kill -9`` of ``pidkit dump``, ``restore`` and
 ``import`` half-way leaves the old state or the new one — never a part — and ``pidkit check`` passes
 after every one; on SQLite and PostgreSQL.  (A PostgreSQL restart during a restore:
-``stress/test_faults.py``, which runs a private cluster it may stop.)
+``stress/test_restore_restart.py``, which runs a private cluster it may stop.)
 
 Each test first runs the command to the end once (the new state, and how long it takes), then again from
 the old state, killed with SIGKILL at a third, a half and two thirds of that time.

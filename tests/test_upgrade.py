@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pidkit.errors import StoreError
 from pidkit.store import open_store, parse_import_line
 from pidkit.store.migrations import LATEST, load
 
@@ -93,27 +94,62 @@ def test_an_old_store_upgrades_in_place(old_store: Callable[[int], str], schema:
         assert again.migrated_from == again.schema_version() == LATEST
 
 
-def test_a_failed_upgrade_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """All pending migrations run in one transaction: one failing statement leaves schema 1 as it was."""
-    url = _sqlite_copy(1, tmp_path)
-    before = (STORES / "schema1.db").read_bytes()
+def _snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table of the store (the database's own list, ``schema_version`` included) and its rows, and
+    under ``""`` every object of its schema (tables, indexes, triggers, functions), read straight from the
+    database (sorted by ``repr``: a NULL never meets a value in a comparison)."""
+    if url.startswith("sqlite:///"):
+        conn = sqlite3.connect(url[len("sqlite:///") :])
+        try:
+            objects = sorted(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"), key=repr)
+            names = [
+                name for kind, name, _, _ in objects if kind == "table" and not name.startswith("sqlite_")
+            ]
+            rows = {n: sorted(conn.execute(f"SELECT * FROM {n}"), key=repr) for n in names}
+        finally:
+            conn.close()
+        return {"": objects, **rows}
+    import psycopg
+
+    with psycopg.connect(url) as pg:
+        objects = pg.execute(
+            "SELECT 'relation', c.relname, c.relkind::text FROM pg_class c "
+            "WHERE c.relnamespace = current_schema()::regnamespace UNION ALL "
+            "SELECT 'trigger', t.tgname, t.tgrelid::regclass::text FROM pg_trigger t JOIN pg_class c "
+            "ON c.oid = t.tgrelid WHERE c.relnamespace = current_schema()::regnamespace UNION ALL "
+            "SELECT 'function', p.proname, pg_get_functiondef(p.oid) FROM pg_proc p "
+            "WHERE p.pronamespace = current_schema()::regnamespace ORDER BY 1, 2, 3"
+        ).fetchall()
+        names = [name for kind, name, relkind in objects if kind == "relation" and relkind == "r"]
+        rows = {n: sorted(pg.execute(f"SELECT * FROM {n}"), key=repr) for n in names}
+    return {"": objects, **rows}
+
+
+def test_a_failed_upgrade_changes_nothing(
+    old_store: Callable[[int], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All pending migrations run in one transaction: one failing statement (at the end of the last
+    migration, after every other statement has run) leaves schema 1 as it was — on SQLite and on
+    PostgreSQL (its DDL is transactional)."""
+    checked_in = (STORES / "schema1.db").read_bytes()
+    url = old_store(1)
+    before = _snapshot(url)
+    assert max(before["schema_version"])[0] == 1 and "history" not in before
     import pidkit.store.sql as sql
 
     broken = [*load()]
     last = broken[-1]
-    broken[-1] = type(last)(last.version, last.name, (*last.statements, "CREATE TABLE naans (x TEXT)"))
+    broken[-1] = type(last)(last.version, last.name, (*last.statements, "CREATE TABLE naans (x TEXT)"),
+                            last.by_backend)  # fmt: skip
     monkeypatch.setattr(sql, "load_migrations", lambda: broken)
-    with pytest.raises(sqlite3.OperationalError, match="already exists"):
+    with pytest.raises((sqlite3.OperationalError, StoreError), match=r'naans"? already exists'):
         open_store(url)
     monkeypatch.undo()
-    with sqlite3.connect(url[len("sqlite:///"):]) as conn:
-        assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone() == (1,)
-        assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'history'").fetchone() == (0,)
-    conn.close()
-    assert before == (STORES / "schema1.db").read_bytes()  # the checked-in file itself was never opened
+    assert _snapshot(url) == before  # no table, index, trigger, function, row or version added or changed
+    assert checked_in == (STORES / "schema1.db").read_bytes()  # the checked-in file itself was never opened
     with open_store(url) as store:  # and the real upgrade still works
-        assert store.schema_version() == LATEST
-
+        assert (store.migrated_from, store.schema_version()) == (1, LATEST)
+        assert store.check() == []
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

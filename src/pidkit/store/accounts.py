@@ -68,6 +68,9 @@ SESSION_LIFETIME: Final = _dt.timedelta(hours=8)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 _MIN_PASSWORD: Final = 10
 _MAX_PASSWORD: Final = 1024
+#: An Argon2id hash as a PHC string (what argon2-cffi writes): version, memory, time and parallelism, then
+#: the salt (at least 8 bytes) and the hash (at least 4), in base64 without padding.
+_ARGON2ID = re.compile(r"\$argon2id\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{6,}")
 
 
 class SignInRefusedError(StoreError):
@@ -434,11 +437,12 @@ class SqlAccounts:
         return key
 
     def _account_problems(self, query: Any) -> list[str]:
-        """``pidkit check``'s findings about accounts: a password hash that is not Argon2id, a user or an
-        API key's owner that names no user."""
+        """``pidkit check``'s findings about accounts: a password hash that is not a well-formed Argon2id
+        PHC string (:data:`_ARGON2ID`; the prefix alone is not enough), an API key's owner that names no
+        user."""
         problems = [f"user {name}: password_hash is not an Argon2id hash"
                     for name, digest in query("SELECT name, password_hash FROM users ORDER BY name")
-                    if not str(digest).startswith("$argon2id$")]  # fmt: skip
+                    if not _ARGON2ID.fullmatch(str(digest))]  # fmt: skip
         sql = ("SELECT k.key_id, k.owner FROM api_keys k LEFT JOIN users u ON u.name = k.owner "
                "WHERE k.owner IS NOT NULL AND u.name IS NULL ORDER BY k.key_id")
         problems += [f"API key {key_id}: owner {owner} is not a user" for key_id, owner in query(sql)]
