@@ -47,16 +47,13 @@ def office(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
         yield base, found[2], found[3]
 
 
-def _axe(page: Any, where: str, known: frozenset[str] = frozenset()) -> None:
-    """Run axe-core on the page: no serious or critical violation, except those of the rules ``known``
-    (a violation known and not fixed yet, named where the page is checked): each of those must still
-    be there, so that the exception goes once the page is fixed."""
+def _axe(page: Any, where: str) -> None:
+    """Run axe-core on the page: no serious or critical violation."""
     page.evaluate(AXE.read_text(encoding="utf-8"))
     result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
     bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result
            if v["impact"] in ("serious", "critical")]  # fmt: skip
-    assert not [b for b in bad if b[0] not in known], (where, bad)
-    assert known <= {b[0] for b in bad}, (where, "fixed now: take it out of the known violations", known)
+    assert not bad, (where, bad)
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))

@@ -9,7 +9,7 @@ exports the shoulder as CSV, tombstones the third ARK (its confirmation page), i
 administration (the office's 403) and sees a page that does not exist (404), creates an API key and
 mints with it over the REST API, and signs out.  Refused along the way: a form whose CSRF token was
 changed (nothing changes), and a session that expired (back to the sign-in page).  Every page passes
-axe-core (no serious or critical violation but one known, named where it is checked), fits the screen
+axe-core (no serious or critical violation), fits the screen
 and raises no Content-Security-Policy violation; a screenshot of every page at both widths is saved
 under ``$PIDKIT_SCREENSHOTS`` (default ``build/screenshots/``, not in git).
 """
@@ -109,13 +109,13 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             page.on("pageerror", lambda e: problems.append(str(e)))
             page.route("https://example.org/**", lambda route: route.abort())  # targets are never fetched
 
-            def check(step: str, known: frozenset[str] = frozenset()) -> None:
+            def check(step: str) -> None:
                 width = page.evaluate("document.documentElement.scrollWidth")
                 assert width <= size["width"], (step, width)
                 shot = shots / f"{len(taken):02d}-{step}.png"
                 page.screenshot(path=str(shot), full_page=True)
                 taken.append(shot)
-                _axe(page, step, known)
+                _axe(page, step)
 
             def sign_in(secret: str) -> None:
                 page.get_by_label("User name").fill(user)
@@ -243,8 +243,9 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             page.goto(base + "office/id?ark=" + good[1])
             assert page.get_by_role("link", name="https://example.org/sheet/1").is_visible()
 
-            # a long file is imported in the background, its progress followed on a page that reloads
-            # itself; the store's write lock is held meanwhile so that the page is seen while it runs
+            # a long file is imported in the background, its progress followed on a page that office.js
+            # updates in place (no timed reload); the store's write lock is held meanwhile so that the
+            # page is seen while it runs
             many = [f"ark:99999/fk4bg{backend[0]}{viewport[0]}{i:04d}" for i in range(INLINE_LINES + 1)]
             many = [ark + noid.check_char(ark.removeprefix("ark:")) for ark in many]
             lines = "".join(json.dumps({"text": a, "target": f"https://example.org/bg/{i}"}) + "\n"
@@ -255,7 +256,7 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             page.get_by_label("File").set_input_files(files=[long])
             page.get_by_role("button", name="Check the file").click()
             assert page.get_by_role("heading", name="Import: preview").is_visible()
-            parked: list[Any] = []  # the page's own reloads wait while it is checked (not the first load)
+            parked: list[Any] = []  # the page's reads of itself wait while it is checked (not its first load)
             progress = "**/office/import/progress?*"
             page.route(progress, lambda r: r.continue_() if r.request.redirected_from else parked.append(r))
             with _writes_held(store_db):
@@ -263,11 +264,8 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
                 page.wait_for_url(progress)
                 assert page.get_by_role("heading", name="Importing").is_visible()
                 assert page.get_by_role("progressbar", name="Lines imported").is_visible()
-                # KNOWN VIOLATION, not fixed yet: the page reloads itself every second with
-                # <meta http-equiv="refresh"> (axe "meta-refresh", critical: WCAG 2.2.1 Timing
-                # Adjustable, level A); the fix belongs to officeimport.py (a "check again" link, the
-                # live update left to office.js) and its tests
-                check("import-progress", known=frozenset({"meta-refresh"}))
+                assert page.get_by_role("link", name="Check again").is_visible()
+                check("import-progress")
             page.unroute(progress)
             for r in parked:
                 r.continue_()

@@ -81,7 +81,29 @@ OFFICE_JS: Final = """\
       });
     });
   }
-  function ready() { addCopyButtons(); busyButtons(); }
+  function follow() {
+    // a page of work in progress ([data-follow]: a count, a <progress>, a "Check again" link) is read
+    // again every second and updated in place; when the work has ended, the page is loaded anew
+    var box = document.querySelector("[data-follow]");
+    if (!box || !window.fetch || !window.DOMParser) { return; }
+    function tick() {
+      fetch(window.location.href, {credentials: "same-origin", cache: "no-store"}).then(function (r) {
+        return r.text();
+      }).then(function (text) {
+        var now = new DOMParser().parseFromString(text, "text/html").querySelector("[data-follow]");
+        if (!now) { window.location.reload(); return; }
+        ["[data-count]", "progress"].forEach(function (sel) {
+          var mine = box.querySelector(sel), theirs = now.querySelector(sel);
+          if (!mine || !theirs) { return; }
+          if (sel === "progress") { mine.max = theirs.max; mine.value = theirs.value; }
+          mine.textContent = theirs.textContent;
+        });
+        window.setTimeout(tick, 1000);
+      }, function () { window.setTimeout(tick, 5000); });
+    }
+    window.setTimeout(tick, 1000);
+  }
+  function ready() { addCopyButtons(); busyButtons(); follow(); }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", ready);
   } else {

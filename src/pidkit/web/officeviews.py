@@ -150,14 +150,11 @@ def _nav(signed: Signed | None) -> str:
     )
 
 
-def office_page(title: str, body: str, signed: Signed | None, *, status: int = 200,
-                refresh: int | None = None) -> Response:
+def office_page(title: str, body: str, signed: Signed | None, *, status: int = 200) -> Response:
     """A back-office page: the site's layout with the back office's navigation and style, answered with
-    the security headers.  ``refresh``: the browser reloads the page after that many seconds (a page
-    that follows work in progress, with no script)."""
+    the security headers.  No page reloads itself (a timed reload restarts a screen reader at the top,
+    WCAG 2.2.1): work in progress is followed by a link, and by ``office.js`` in place."""
     head = f'<script src="{OFFICE_JS_PATH}" defer></script>\n'
-    if refresh is not None:
-        head += f'<meta http-equiv="refresh" content="{int(refresh)}">\n'
     return html(page(title, body, nav=_nav(signed), css=OFFICE_CSS, head=head), OFFICE_CSS, status)
 
 
