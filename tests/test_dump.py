@@ -14,11 +14,15 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from pidkit.errors import ExhaustedError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import Erc, Store, open_store
+from pidkit.store.dump import parse_row
+from pidkit.store.records import check_text
 from pidkit.store.rows import TABLES
 
 NAAN = "99999"
@@ -385,3 +389,27 @@ def test_cli_dump_and_restore(tmp_path: Path, new_url: Callable[[], str]) -> Non
     assert r.returncode == 1
     assert r.stderr.startswith("pidkit: error: not JSON") and "on line 5" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+_TRICKY = st.sampled_from(["a", "\x00", "\ud800", "\udfff", "\u2028", "é", "\\", '"'])
+
+
+@hypothesis.settings(max_examples=500, deadline=None)
+@hypothesis.given(st.text(alphabet=_TRICKY | st.characters(), max_size=12))
+def test_a_value_no_store_keeps_is_refused_raw_or_escaped(value: str) -> None:
+    """parse_row checks values one by one only on a line that may hold NUL or a lone surrogate
+    (dump._MAY_HOLD_UNSTORABLE); whether the value is in the line as it is or as JSON escapes
+    (ensure_ascii), the answer is check_text's."""
+    try:
+        check_text(value, "naans.name")
+        storable = True
+    except StoreError:
+        storable = False
+    for ensure_ascii in (True, False):
+        row = {"table": "naans", "row": {"naan": "9", "name": value, "created": "t"}}
+        line = json.dumps(row, ensure_ascii=ensure_ascii)
+        if storable:
+            assert parse_row(line, 1)[1][1] == value
+        else:
+            with pytest.raises(StoreError, match=r"^naans\.name: character U\+"):
+                parse_row(line, 1)

@@ -23,6 +23,7 @@ restored from it never mints an id the source minted.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -117,6 +118,37 @@ def parse_header(line: str) -> DumpHeader:
     return DumpHeader(str(obj.get("backend", "")), schema, counts, str(obj.get("pidkit", "")))
 
 
+#: What may put a character no store keeps (NUL, a lone surrogate: :func:`~pidkit.store.records.check_text`)
+#: into a value of a dump line: the character itself, or a JSON escape of one.  A line without any
+#: needs no check of its values one by one (a restore reads millions of lines); a line with one is
+#: checked value by value, so the error names the column and the position.
+_MAY_HOLD_UNSTORABLE: Final = re.compile(r"[\x00\ud800-\udfff]|\\u(?:0000|[dD][89a-fA-F])")
+
+
+@dataclass(frozen=True, slots=True)
+class _RowShape:
+    """A table's columns as a dump of one schema carries them, and how each value is checked."""
+
+    table: Table
+    given: frozenset[str]  # the columns a row of that schema has
+    defaults: tuple[tuple[str, Any], ...]  # columns added since, with the value migrations gave them
+    checks: tuple[tuple[str, bool, bool], ...]  # (column, may be NULL, holds an integer), table order
+
+
+_SHAPES: dict[tuple[str, int | None], _RowShape] = {}
+
+
+def _shape(table: Table, schema: int | None) -> _RowShape:
+    """The :class:`_RowShape` of ``table`` in a dump of ``schema`` (``None``: the current one), made once."""
+    shape = _SHAPES.get((table.name, schema))
+    if shape is None:
+        given = table.columns if schema is None else table.columns_at(schema)
+        defaults = tuple((c, table.added[c][1]) for c in table.columns if c not in given)
+        checks = tuple((c, c in table.nullable, c in table.integers) for c in table.columns)
+        shape = _SHAPES[(table.name, schema)] = _RowShape(table, frozenset(given), defaults, checks)
+    return shape
+
+
 def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, tuple[Any, ...]]:
     """``(table, values)`` of a row line: exactly the table's columns, each a string (checked as the
     store checks text), an integer where the column holds one, NULL only where allowed.
@@ -129,6 +161,10 @@ def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, t
     Traceback (most recent call last):
     ...
     pidkit.errors.StoreError: holds row: missing created on line 7
+    >>> parse_row('{"table":"naans","row":{"naan":"9","name":"a\\\\u0000b","created":"t"}}', 3)
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: naans.name: character U+0000 not allowed in 'a\\x00b' on line 3 at position 2
     """
     obj = _load(line, number)
     if not isinstance(obj, dict) or set(obj) != {"table", "row"} or not isinstance(obj["row"], dict):
@@ -137,29 +173,32 @@ def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, t
     if table is None or (schema is not None and table.since > schema):
         raise StoreError(f"unknown table {obj['table']!r}", line=number)
     row: dict[str, Any] = obj["row"]
-    columns = table.columns if schema is None else table.columns_at(schema)
-    if row.keys() != set(columns):
+    shape = _shape(table, schema)
+    if row.keys() != shape.given:
+        columns = [c for c in table.columns if c in shape.given]
         missing = [c for c in columns if c not in row]
-        extra = [c for c in row if c not in columns]
+        extra = [c for c in row if c not in shape.given]
         problems = [f"missing {', '.join(missing)}"] if missing else []
         problems += [f"unexpected {', '.join(extra)}"] if extra else []
         raise StoreError(f"{table.name} row: {', '.join(problems)}", line=number)
-    for column in table.columns:
-        if column not in row:
-            row[column] = table.added[column][1]
-    values = tuple(row[c] for c in table.columns)
-    for column, value in zip(table.columns, values, strict=True):
+    for column, value in shape.defaults:
+        row[column] = value
+    check = _MAY_HOLD_UNSTORABLE.search(line) is not None
+    values = []
+    for column, nullable, integer in shape.checks:
+        value = row[column]
         if value is None:
-            if column not in table.nullable:
+            if not nullable:
                 raise StoreError(f"{table.name}.{column} must not be null", line=number)
-        elif column in table.integers:
+        elif integer:
             if type(value) is not int:
                 raise StoreError(f"{table.name}.{column} must be an integer", line=number)
-        elif not isinstance(value, str):
+        elif type(value) is not str:
             raise StoreError(f"{table.name}.{column} must be a string", line=number)
-        else:
+        elif check:
             try:
                 check_text(value, f"{table.name}.{column}")
             except StoreError as exc:
                 raise StoreError(exc.message, text=exc.text, position=exc.position, line=number) from None
-    return table.name, values
+        values.append(value)
+    return table.name, tuple(values)
