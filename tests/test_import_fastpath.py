@@ -31,8 +31,8 @@ from pidkit.store.jsonl import ImportRow, _time, parse_import_line
 from pidkit.store.keys import ark_key
 from pidkit.store.records import Binding, Erc, ImportRejectedError
 from pidkit.store.redirects import _checked_target, validate_target
-from pidkit.store.rows import binding_from_row, binding_values, created_history_json
-from pidkit.store.sql import _IMPORT_CHUNK, _json
+from pidkit.store.rows import binding_from_row, binding_values, created_history_json, history_json
+from pidkit.store.sql import _IMPORT_CHUNK
 
 NAAN = "99999"
 
@@ -196,14 +196,15 @@ def test_an_import_line_is_the_row_of_its_binding(obj: dict[str, Any]) -> None:
     assert outcome == expected
     if not isinstance(outcome, str):  # (an error: the same one, and nothing more to compare)
         assert row.binding == _binding_of(obj, now) and binding_values(row.binding) == row.values
-        assert created_history_json(row.values) == _json(changed_fields(None, row.binding)[1])
+        assert created_history_json(row.values) == history_json(changed_fields(None, row.binding)[1])
 
 
 @settings(max_examples=500, deadline=None)
 @given(_objects(valid=True))
 def test_created_history_json_is_the_history_rule(obj: dict[str, Any]) -> None:
     row = parse_import_line(json.dumps(obj))  # a valid line (the strategy makes only those)
-    assert created_history_json(row.values) == _json(changed_fields(None, binding_from_row(row.values))[1])
+    expected = history_json(changed_fields(None, binding_from_row(row.values))[1])
+    assert created_history_json(row.values) == expected
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

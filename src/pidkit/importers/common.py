@@ -40,7 +40,6 @@ import adds); without one, the restore's own rule applies (one ``adopt`` row per
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -52,8 +51,7 @@ from ..store import Binding, Erc, Principal, Store, check_extra_name, validate_t
 from ..store.base import IMPORTED
 from ..store.dump import DumpHeader, header_line, row_line
 from ..store.keys import blade
-from ..store.rows import TABLES, binding_values, created_history_json, stored_time
-from ..store.sql import history_id
+from ..store.rows import TABLES, binding_values, created_history_json, history_id, history_json, stored_time
 
 __all__ = [
     "Action",
@@ -361,7 +359,7 @@ class DumpBuilder:
     ) -> None:
         """A history row: ``principal`` made the change ``operation`` to ``kind`` ``key`` (created: no
         ``before``; ``after`` as fields, or as the JSON text the store writes), at the import's time."""
-        text = after if isinstance(after, str) else _compact_json(after)
+        text = after if isinstance(after, str) else history_json(after)
         self._put("history", (history_id(), self._stamp, str(principal), operation, kind, key, None, text))
 
     def binding_keys(self) -> list[str]:
@@ -478,11 +476,6 @@ def _history(builder: DumpBuilder, store: Store, before: Mapping[str, Binding], 
         if key not in before:
             after_text = created_history_json(builder.binding(key))
             builder.add_history(principal, "import", "ark", key, after_text)
-
-
-def _compact_json(fields: Mapping[str, Any]) -> str:
-    """A history ``after`` value as the store writes it: compact JSON, keys sorted."""
-    return json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _key_of(outcome: Outcome) -> str | None:

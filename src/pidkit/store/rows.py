@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..codecs import iso_z
+from ..tid import TidClock
 from .changes import extra_from_text, extra_text
 from .records import _UNSTORABLE, ApiKey, Binding, Erc, HistoryEntry, MinterInfo, User, check_text
 
@@ -273,3 +275,34 @@ def history_from_row(row: Sequence[Any]) -> HistoryEntry:
         id_, time_from_stored(at), principal, operation, kind, key,
         None if before is None else json.loads(before), None if after is None else json.loads(after),
     )  # fmt: skip
+
+
+#: One TID clock per process (a forked child gets its own: the same clock id in two processes would
+#: give the same history ids at the same microsecond).
+_CLOCKS: dict[int, TidClock] = {}
+
+
+def history_id() -> str:
+    """A new history row id: a TID (sorts by time; unique across processes but for a 1 in 1024 chance
+    of two at the same microsecond, which the primary key then refuses).
+
+    >>> len(history_id()), history_id() < history_id()
+    (13, True)
+    """
+    pid = os.getpid()
+    clock = _CLOCKS.get(pid)
+    if clock is None:
+        clock = _CLOCKS[pid] = TidClock()
+    return clock.next_str()
+
+
+def history_json(fields: Mapping[str, Any] | None) -> str | None:
+    """A history ``before``/``after`` value: compact JSON, keys sorted (the same text on every backend,
+    and the text :func:`created_history_json` writes straight from a row).
+
+    >>> history_json({"who": "W", "status": "public"})
+    '{"status":"public","who":"W"}'
+    """
+    if fields is None:
+        return None
+    return json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

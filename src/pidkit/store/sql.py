@@ -19,8 +19,6 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import hmac
-import json
-import os
 import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -30,7 +28,6 @@ from typing import IO, Any, Final, NamedTuple, Protocol
 from ..ark.noid import Template
 from ..codecs import iso_z
 from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError, StoreError
-from ..tid import TidClock
 from .accounts import SqlAccounts
 from .base import DEFAULT_BATCH, IMPORTED, Store
 from .changes import BindingChange, apply_change, changed_fields, extra_from_text, new_binding
@@ -89,6 +86,8 @@ from .rows import (
     binding_values,
     created_history_json,
     history_from_row,
+    history_id,
+    history_json,
     minter_from_row,
     stored_time,
     time_from_stored,
@@ -233,30 +232,6 @@ def _resolution(ark: str, k: ArkKey, found: Mapping[str, Binding]) -> Resolution
 #: A well-formed ``api_keys.secret_hash``: SHA-256, 64 lowercase hex digits (``pidkit check``).
 _HASH = re.compile(r"[0-9a-f]{64}")
 
-#: One TID clock per process (a forked child gets its own: the same clock id in two processes would
-#: give the same history ids at the same microsecond).
-_CLOCKS: dict[int, TidClock] = {}
-
-
-def history_id() -> str:
-    """A new history row id: a TID (sorts by time; unique across processes but for a 1 in 1024 chance
-    of two at the same microsecond, which the primary key then refuses).
-
-    >>> len(history_id()), history_id() < history_id()
-    (13, True)
-    """
-    pid = os.getpid()
-    clock = _CLOCKS.get(pid)
-    if clock is None:
-        clock = _CLOCKS[pid] = TidClock()
-    return clock.next_str()
-
-
-def _json(fields: Mapping[str, Any] | None) -> str | None:
-    """A history ``before``/``after`` value: compact JSON, keys sorted (the same text on every backend)."""
-    if fields is None:
-        return None
-    return json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 _LOCAL: list[Principal] = []
@@ -364,7 +339,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         """Append one history row, in the transaction of the change it records."""
         self._insert_history(cur, [(
             history_id(), at or now(), str(principal or local_principal()), operation, kind, key,
-            _json(before), _json(after),
+            history_json(before), history_json(after),
         )])  # fmt: skip
 
     def _insert_history(self, cur: Cursor, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -1155,7 +1130,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 history.append((history_id(), at, who, "import", pair[0], pair[1], None, after))
                 continue
             old, new = changed_fields(before, row.binding)
-            history.append((history_id(), at, who, "import", row.kind, row.key, _json(old), _json(new)))
+            history.append((history_id(), at, who, "import", row.kind, row.key, history_json(old),
+                            history_json(new)))
         if history:
             self._insert_history(cur, history)  # one executemany / COPY per chunk of the import
 
