@@ -90,8 +90,10 @@ WITH_POSTGRES = url="$${PIDKIT_TEST_POSTGRES_URL:-}"; \
 	            "the PostgreSQL tests are skipped (CI=true fails them)" >&2; fi; \
 	fi; PIDKIT_TEST_POSTGRES_URL="$$url"
 
+# -n auto: one pytest worker per core (pytest-xdist); --dist worksteal: an idle worker takes
+# tests queued on the other (a few tests take half a minute).  PYTEST_ARGS="-n 0" runs serially.
 unit: install system-tools
-	@$(WITH_POSTGRES) $(BIN)/pytest -q $(PYTEST_ARGS)
+	@$(WITH_POSTGRES) $(BIN)/pytest -q -n auto --dist worksteal $(PYTEST_ARGS)
 
 test: lint typecheck unit
 

@@ -412,3 +412,105 @@ def test_postgres_without_pg_trgm_still_finds_targets(postgres_url: str) -> None
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
             admin.execute(f"DROP ROLE IF EXISTS {name}")
+
+
+def _sqlite_index_sound(store: Store) -> tuple[list[str], int]:
+    """The text of the store's triggers (SQLite; ``[]`` elsewhere) and how many bindings its word index
+    holds, after checking that both full-text indexes hold exactly what indexes rebuilt from the bindings
+    would (every term of every row at every position, by fts5vocab; the rebuild is rolled back)."""
+    if not isinstance(store, SqlStore) or store.backend != "sqlite":
+        return [], 0
+    path = store.path  # type: ignore[attr-defined]  # a SqliteStore
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        tables = {"bindings_words": "doc", "bindings_grams": "target"}
+        for table in tables:
+            conn.execute(f"CREATE VIRTUAL TABLE temp.{table}_v USING fts5vocab(main, {table}, instance)")
+
+        def contents() -> list[list[tuple[object, ...]]]:
+            query = "SELECT term, doc, col, offset FROM temp.{}_v ORDER BY 1, 2, 3, 4"
+            return [conn.execute(query.format(t)).fetchall() for t in tables]
+
+        held = contents()
+        conn.execute("BEGIN")
+        for table, column in tables.items():  # migration 6's refill
+            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
+            conn.execute(f"INSERT INTO {table} (rowid, {column}) "
+                         f"SELECT rid, {column} FROM bindings_search_doc")  # fmt: skip
+        rebuilt = contents()
+        conn.execute("ROLLBACK")
+        assert held == rebuilt
+        assert all(rows for rows in held)
+        triggers = [row[0] for row in conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
+                                                   "ORDER BY name")]  # fmt: skip
+        (indexed,) = conn.execute("SELECT count(*) FROM bindings_words_docsize").fetchone()
+        return triggers, indexed
+    finally:
+        conn.close()
+
+
+def test_a_big_import_indexes_every_line_once(store: Store) -> None:
+    """A big import (more than one chunk: SQLite indexes its new rows once at the end) leaves the index as
+    binding by binding would: a key created then updated by the same import is found by its last text
+    only, a binding there before and updated by the import by its new text only, and FTS5's check of the
+    index passes; the triggers are as they were; a refused big import changes neither index nor triggers."""
+    import json
+
+    from pidkit.store.sql import _IMPORT_CHUNK
+
+    triggers, indexed = _sqlite_index_sound(store)
+    n = _IMPORT_CHUNK + 10
+
+    def line(i: int, target: str, what: str) -> str:
+        return json.dumps({"text": f"ark:{A}/fk4bulk{i}", "target": target, "erc": {"what": what}})
+
+    lines = [line(i, f"https://example.org/bulk/{i}", f"Bulk item {i}") for i in range(n)]
+    lines[3] = line(3, "https://example.org/bulk/first", "Alphaword first")
+    lines.append(line(3, "https://example.org/bulk/second", "Betaword second"))  # a later chunk
+    lines.append(json.dumps({"text": f"ark:{A}/fk4one", "target": "https://example.org/gamma",
+                             "erc": {"what": "Gammaword"}}))  # fmt: skip
+    refused = [*lines, "{not json"]
+    with pytest.raises(StoreError):
+        store.import_jsonl(refused)
+    assert _sqlite_index_sound(store) == (triggers, indexed)
+    assert keys(store, text="bulk") == []
+    report = store.import_jsonl(lines)
+    assert (report.created, report.updated) == (n, 2)
+    assert keys(store, text="alphaword") == []
+    assert keys(store, text="betaword") == [f"ark:{A}/fk4bulk3"]
+    assert keys(store, target="bulk/first") == []
+    assert keys(store, target="bulk/second") == [f"ark:{A}/fk4bulk3"]
+    assert keys(store, text="gammaword") == [f"ark:{A}/fk4one"] and keys(store, text="bergen") == []
+    assert keys(store, text="bulk item 4999") == [f"ark:{A}/fk4bulk4999"]  # words are prefixes
+    found = store.find_bindings(ROOT, Search(text="bulk item"))
+    assert found.total == min(n - 1, COUNT_CAP) and found.capped == (n - 1 > COUNT_CAP)  # not fk4bulk3
+    after, now = _sqlite_index_sound(store)
+    assert after == triggers and (not triggers or now == indexed + n)
+
+
+def test_sqlite_bulk_mode_leaves_new_rows_to_the_end(tmp_path: Path) -> None:
+    """Inside SQLite's bulk mode (a restore, a big import) a binding inserted there is not indexed by an
+    update either (its unindex would 'delete' a document the index never had; its reindex would index it
+    before the end does it again), while a binding that was there before is unindexed and reindexed by
+    its update as always; at the end each is indexed once, by its last text."""
+    with open_store(f"sqlite:///{tmp_path / 's.db'}") as s:
+        _populate(s)
+        assert isinstance(s, SqlStore)
+
+        def docsize(cur: object, key: str) -> int:
+            cur.execute("SELECT count(*) FROM bindings_words_docsize WHERE id = "  # type: ignore[attr-defined]
+                        "(SELECT rowid FROM bindings WHERE kind = 'ark' AND key = ?)", (key,))  # fmt: skip
+            return int(cur.fetchone()[0])  # type: ignore[attr-defined]
+
+        new, old = f"ark:{A}/fk4inside", f"ark:{A}/fk4one"
+        with s._transaction(write=True) as cur, s._bulk_insert(cur):
+            cur.execute("INSERT INTO bindings (kind, key, text, target, erc_what, status, naan, shoulder, "
+                        "created, updated) VALUES ('ark', ?, ?, 'https://example.org/x', 'Firstword', "
+                        "'public', ?, 'fk4', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z')",
+                        (new, new, A))  # fmt: skip
+            cur.execute("UPDATE bindings SET erc_what = 'Lastword' WHERE kind = 'ark' AND key = ?", (new,))
+            cur.execute("UPDATE bindings SET erc_what = 'Renamed' WHERE kind = 'ark' AND key = ?", (old,))
+            assert docsize(cur, new) == 0 and docsize(cur, old) == 1
+        assert keys(s, text="lastword") == [new] and keys(s, text="firstword") == []
+        assert keys(s, text="renamed") == [old] and keys(s, text="bergen") == []
+        _sqlite_index_sound(s)

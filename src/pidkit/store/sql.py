@@ -22,7 +22,7 @@ import hmac
 import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import IO, Any, Final, NamedTuple, Protocol
 
 from ..ark.noid import Template
@@ -1019,10 +1019,12 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         """:meth:`import_jsonl`'s one transaction (a dry run ends it with :class:`_DryRunDoneError`)."""
         problems: list[tuple[int, str]] = []
         lines = created = updated = 0
-        with self._transaction(write=True) as cur:
+        with self._transaction(write=True) as cur, ExitStack() as bulk:
             locked: set[str] = set()
             admission = _ArkAdmission(self, cur)
             for chunk in _numbered_chunks(fp, _IMPORT_CHUNK):
+                if lines == 0 and len(chunk) == _IMPORT_CHUNK:  # a big import: index its new rows at the end
+                    bulk.enter_context(self._bulk_insert(cur))
                 rows: list[tuple[int, ImportRow | UpdateRow]] = []
                 for number, line in chunk:
                     if not line.strip():
@@ -1310,8 +1312,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
 
     @contextmanager
     def _bulk_insert(self, cur: Cursor) -> Iterator[None]:
-        """Around many bindings inserted in the transaction of ``cur`` (a restore): what keeps an index of
-        the backend's in step may do it once at the end instead of row by row (SQLite's full-text index,
+        """Around many bindings inserted (and updated, never deleted) in the transaction of ``cur`` (a
+        restore, a big import): what keeps an index of the backend's in step may do it once at the end
+        instead of row by row (SQLite's full-text index,
         :meth:`~pidkit.store.sqlite.SqliteStore._bulk_insert`); here, nothing."""
         yield
 

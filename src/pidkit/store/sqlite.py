@@ -113,6 +113,11 @@ def file_id(path: str) -> FileId | None:
 
 #: The trigger of migration 6 that indexes an inserted binding for Find (:meth:`SqliteStore._bulk_insert`).
 _INSERT_TRIGGER: Final = "bindings_search_insert"
+#: Migration 6's triggers that take a binding out of the index (or put it back) when it is updated or
+#: deleted, with the row (``old`` or ``new``) whose rowid says whether it is indexed yet.
+_ROW_TRIGGERS: Final = {
+    "bindings_search_delete": "old", "bindings_search_unindex": "old", "bindings_search_reindex": "new",
+}
 
 
 class SqliteStore(SqlStore):
@@ -147,24 +152,45 @@ class SqliteStore(SqlStore):
 
     @contextmanager
     def _bulk_insert(self, cur: Cursor) -> Iterator[None]:
-        """Fill the full-text index (migration 6) once for the bindings inserted inside, not row by row:
-        the insert trigger is dropped in this transaction, the new rows (rowids above the highest there
-        was) are indexed by two statements at the end, and the trigger is made again from its own text —
-        all or nothing with the rest of the transaction (an error rolls the DDL back with it).  About ten
-        times faster than the trigger for a restore."""
-        cur.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (_INSERT_TRIGGER,))
-        found = cur.fetchone()
-        if found is None:  # a store of an older schema being migrated: nothing to defer
+        """Fill the full-text index (migration 6) once for the bindings inserted inside, not row by row
+        (a restore, a big import): about three times faster than the trigger.
+
+        In this transaction the insert trigger is dropped and the triggers that unindex, reindex or
+        delete a binding on an update are made to skip the rows inserted inside (rowids above the highest
+        there was), which are not in the index yet (a ``'delete'`` of a row an external-content FTS5
+        table never indexed would corrupt it; a reindex would index it twice); rows there before keep
+        their triggers.  At the end the new rows are indexed, as they are then, by two statements and
+        every trigger is made again from its own text — all or nothing with the rest of the transaction
+        (an error rolls the DDL back with it).  Inside, no binding may be deleted (a new row could take
+        the rowid of the highest one) — a restore and an import only insert and update."""
+        names = (_INSERT_TRIGGER, *_ROW_TRIGGERS)
+        cur.execute(f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN "
+                    f"({', '.join('?' * len(names))})", names)  # fmt: skip
+        found: dict[str, str] = dict(cur.fetchall())
+        if set(found) != set(names):  # a store of an older schema being migrated: nothing to defer
             yield
             return
         cur.execute("SELECT coalesce(max(rowid), 0) FROM bindings")
         (highest,) = cur.fetchone()
-        cur.execute(f"DROP TRIGGER {_INSERT_TRIGGER}")
+        guarded = {}
+        for name, side in _ROW_TRIGGERS.items():
+            when = f" WHEN {side}.kind = 'ark' BEGIN "
+            if found[name].count(when) != 1:  # not the text migration 6 made: keep the triggers as they are
+                yield
+                return
+            guarded[name] = found[name].replace(when, f" WHEN {side}.kind = 'ark' AND {side}.rowid <= "
+                                                      f"{int(highest):d} BEGIN ")  # fmt: skip
+        for name in names:
+            cur.execute(f"DROP TRIGGER {name}")
+        for text in guarded.values():
+            cur.execute(text)
         yield
         for table, column in (("bindings_words", "doc"), ("bindings_grams", "target")):
             cur.execute(f"INSERT INTO {table} (rowid, {column}) SELECT rid, {column} "
                         "FROM bindings_search_doc WHERE rid > ?", (highest,))  # fmt: skip
-        cur.execute(found[0])
+        for name in names:
+            cur.execute(f"DROP TRIGGER IF EXISTS {name}")
+            cur.execute(found[name])
 
     def _connect(self, *, create: bool = False) -> sqlite3.Connection:
         """A connection to the store's file; only the first one may create it (``mode=rwc``), the
