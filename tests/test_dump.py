@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import hypothesis
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pidkit.errors import ExhaustedError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import Erc, Store, open_store
-from pidkit.store.dump import parse_row
+from pidkit.store.dump import READ_AHEAD, READ_BATCH, parse_row, read_rows
 from pidkit.store.records import check_text
 from pidkit.store.rows import TABLES
 
@@ -413,3 +413,51 @@ def test_a_value_no_store_keeps_is_refused_raw_or_escaped(value: str) -> None:
         else:
             with pytest.raises(StoreError, match=r"^naans\.name: character U\+"):
                 parse_row(line, 1)
+
+
+def _hold_line(i: int) -> str:
+    return json.dumps({"table": "holds", "row": {"naan": NAAN, "id": f"h{i}", "created": "t"}})
+
+
+def test_read_rows_in_order_then_the_bad_line() -> None:
+    """The helper thread's rows come in input order, every row before a bad line first, then its error
+    with its number; blank lines are skipped."""
+    n = 3 * READ_BATCH + 17
+    lines = [(i + 2, _hold_line(i)) for i in range(n)] + [(n + 2, ""), (n + 3, '{"table":"holds"}')]
+    got: list[int] = []
+
+    def take_all() -> None:
+        for number, table, values in read_rows(lines):
+            assert table == "holds" and values[1] == f"h{number - 2}"
+            got.append(number)
+
+    with pytest.raises(StoreError) as info:
+        take_all()
+    assert got == list(range(2, n + 2))
+    assert info.value.line == n + 3
+
+
+def test_read_rows_reads_a_bounded_way_ahead_and_stops_with_the_caller() -> None:
+    """Memory stays bounded: while the caller holds its first row the helper has read at most
+    READ_AHEAD + 2 batches; when the caller stops, the helper stops reading."""
+    import threading
+    import time
+
+    taken = 0
+
+    def lines() -> Iterator[tuple[int, str]]:
+        nonlocal taken
+        for i in range(10**7):
+            taken += 1
+            yield i + 2, _hold_line(i)
+
+    before = threading.active_count()
+    rows = read_rows(lines())
+    assert isinstance(rows, Generator)
+    next(rows)
+    time.sleep(0.5)  # the helper runs ahead as far as it may
+    ahead = taken
+    assert READ_BATCH <= ahead <= (READ_AHEAD + 2) * READ_BATCH
+    rows.close()
+    time.sleep(0.2)
+    assert taken <= ahead + 1 and threading.active_count() == before

@@ -23,8 +23,11 @@ restored from it never mints an id the source minted.
 from __future__ import annotations
 
 import json
+import operator
+import queue
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -40,6 +43,7 @@ __all__ = [
     "header_line",
     "parse_header",
     "parse_row",
+    "read_rows",
     "row_line",
 ]
 
@@ -125,6 +129,18 @@ def parse_header(line: str) -> DumpHeader:
 _MAY_HOLD_UNSTORABLE: Final = re.compile(r"[\x00\ud800-\udfff]|\\u(?:0000|[dD][89a-fA-F])")
 
 
+def _may_hold_unstorable(line: str) -> bool:
+    r"""Whether :data:`_MAY_HOLD_UNSTORABLE` is in ``line``, its search (as long as a JSON parse) spared
+    on the common line: one that is ASCII (no raw surrogate) without NUL or a ``\u`` escape.
+
+    >>> [_may_hold_unstorable(line) for line in ('{"a":"b"}', '{"a":"\ud800"}', '"é"', '"\u00e9"', '"\x00"')]
+    [False, True, False, False, True]
+    """
+    if "\\u" not in line and "\x00" not in line and line.isascii():
+        return False
+    return _MAY_HOLD_UNSTORABLE.search(line) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class _RowShape:
     """A table's columns as a dump of one schema carries them, and how each value is checked."""
@@ -133,6 +149,10 @@ class _RowShape:
     given: frozenset[str]  # the columns a row of that schema has
     defaults: tuple[tuple[str, Any], ...]  # columns added since, with the value migrations gave them
     checks: tuple[tuple[str, bool, bool], ...]  # (column, may be NULL, holds an integer), table order
+    pick: Callable[[dict[str, Any]], tuple[Any, ...]]  # a row's values in table order
+    #: The tuples of value types (one per column) :func:`_check_types` found right, so that a row of
+    #: such types is known right at once (a table has few: its nullable columns' combinations).
+    right_types: set[tuple[type, ...]]
 
 
 _SHAPES: dict[tuple[str, int | None], _RowShape] = {}
@@ -145,8 +165,27 @@ def _shape(table: Table, schema: int | None) -> _RowShape:
         given = table.columns if schema is None else table.columns_at(schema)
         defaults = tuple((c, table.added[c][1]) for c in table.columns if c not in given)
         checks = tuple((c, c in table.nullable, c in table.integers) for c in table.columns)
-        shape = _SHAPES[(table.name, schema)] = _RowShape(table, frozenset(given), defaults, checks)
+        pick: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*table.columns)
+        assert len(table.columns) > 1  # itemgetter of one column would give a value, not a tuple
+        shape = _SHAPES[(table.name, schema)] = _RowShape(
+            table, frozenset(given), defaults, checks, pick, set()
+        )
     return shape
+
+
+def _check_types(shape: _RowShape, values: tuple[Any, ...], number: int) -> None:
+    """Raise the :class:`~pidkit.errors.StoreError` of the first value (in table order) that is not what
+    its column holds: a string, an integer where the column holds one, NULL only where allowed."""
+    name = shape.table.name
+    for (column, nullable, integer), value in zip(shape.checks, values, strict=True):
+        if value is None:
+            if not nullable:
+                raise StoreError(f"{name}.{column} must not be null", line=number)
+        elif integer:
+            if type(value) is not int:
+                raise StoreError(f"{name}.{column} must be an integer", line=number)
+        elif type(value) is not str:
+            raise StoreError(f"{name}.{column} must be a string", line=number)
 
 
 def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, tuple[Any, ...]]:
@@ -183,22 +222,82 @@ def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, t
         raise StoreError(f"{table.name} row: {', '.join(problems)}", line=number)
     for column, value in shape.defaults:
         row[column] = value
-    check = _MAY_HOLD_UNSTORABLE.search(line) is not None
-    values = []
-    for column, nullable, integer in shape.checks:
-        value = row[column]
-        if value is None:
-            if not nullable:
-                raise StoreError(f"{table.name}.{column} must not be null", line=number)
-        elif integer:
-            if type(value) is not int:
-                raise StoreError(f"{table.name}.{column} must be an integer", line=number)
-        elif type(value) is not str:
-            raise StoreError(f"{table.name}.{column} must be a string", line=number)
-        elif check:
+    values = shape.pick(row)
+    types = tuple(map(type, values))
+    if types not in shape.right_types:
+        _check_types(shape, values, number)
+        shape.right_types.add(types)
+    if _may_hold_unstorable(line):
+        for (column, _, _), value in zip(shape.checks, values, strict=True):
+            if type(value) is str:
+                try:
+                    check_text(value, f"{table.name}.{column}")
+                except StoreError as exc:
+                    raise StoreError(exc.message, text=exc.text, position=exc.position, line=number) from None
+    return table.name, values
+
+
+#: Lines :func:`read_rows` parses per batch, and batches it may hold ready before they are taken.
+READ_BATCH: Final = 500
+READ_AHEAD: Final = 2
+
+
+def read_rows(
+    numbered: Iterable[tuple[int, str]], schema: int | None = None
+) -> Iterator[tuple[int, str, tuple[Any, ...]]]:
+    """``(line number, table, values)`` of each row line of ``numbered`` (a dump's numbered lines after
+    its header; blank lines skipped), parsed by :func:`parse_row` in a helper thread while the caller
+    writes the rows before them: the parse (Python) and the database's work (SQLite's and psycopg's
+    calls release the GIL) overlap on two cores instead of taking turns.  At most :data:`READ_AHEAD`
+    batches of :data:`READ_BATCH` rows wait, so memory stays bounded; a bad line raises its
+    :class:`~pidkit.errors.StoreError` here, in order, after every row before it.  When the caller stops
+    early (an error, a closed generator), the helper stops at its next line.
+
+    >>> list(read_rows([(2, '{"table":"holds","row":{"naan":"9","id":"x","created":"t"}}'), (3, " ")]))
+    [(2, 'holds', ('9', 'x', 't'))]
+    >>> list(read_rows([(2, "[]")]))
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: a dump line is {"table": NAME, "row": {COLUMN: VALUE, …}} on line 2
+    """
+    ready: queue.Queue[list[tuple[int, str, tuple[Any, ...]]] | BaseException | None] = queue.Queue(
+        READ_AHEAD
+    )
+    stop = threading.Event()
+
+    def hand_over(item: list[tuple[int, str, tuple[Any, ...]]] | BaseException | None) -> None:
+        while not stop.is_set():
             try:
-                check_text(value, f"{table.name}.{column}")
-            except StoreError as exc:
-                raise StoreError(exc.message, text=exc.text, position=exc.position, line=number) from None
-        values.append(value)
-    return table.name, tuple(values)
+                ready.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                continue
+
+    def parse_all() -> None:
+        batch: list[tuple[int, str, tuple[Any, ...]]] = []
+        try:
+            for number, line in numbered:
+                if stop.is_set():
+                    return
+                if line.strip():
+                    batch.append((number, *parse_row(line, number, schema)))
+                    if len(batch) == READ_BATCH:
+                        hand_over(batch)
+                        batch = []
+        except BaseException as exc:  # handed to the caller, in order (a bad line, a read error)
+            hand_over(batch)
+            hand_over(exc)
+            return
+        hand_over(batch)
+        hand_over(None)
+
+    helper = threading.Thread(target=parse_all, name="pidkit-dump-reader", daemon=True)
+    helper.start()
+    try:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield from item
+    finally:
+        stop.set()
+        helper.join(timeout=1.0)  # at once unless it waits on its input (daemon: it never holds the exit)

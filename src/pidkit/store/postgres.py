@@ -34,13 +34,14 @@ from ..errors import StoreError
 from .jsonl import ImportRow
 from .keys import ArkKey
 from .records import Binding
-from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
+from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, TABLES, Table, binding_from_row
 from .sql import Cursor, SqlStore
 from .urls import redact_url
 
 try:
     import psycopg
     import psycopg.errors
+    import psycopg.sql
     from psycopg.conninfo import conninfo_to_dict
     from psycopg_pool import ConnectionPool
 except ImportError:  # pragma: no cover - the postgres extra is not installed
@@ -257,6 +258,30 @@ class PostgresStore(SqlStore):
             for row in rows:
                 copy.write_row(row)
         return len(rows)
+
+    @contextmanager
+    def _load_empty(self, cur: Cursor) -> Iterator[None]:
+        """Load the rows of a restore into empty tables first and build their secondary indexes after
+        them, as ``pg_restore`` does: the indexes of the dumped tables that no constraint owns (the
+        full-text and trigram GIN indexes, the orderings for Find and the change feeds, …) are dropped in
+        the restore's transaction and made again from their own definitions at its end (a GIN index
+        built once is far cheaper than one grown row by row).  Primary keys and unique constraints stay,
+        so a duplicate row is still refused naming its line.  Transactional DDL: an error rolls it back
+        with the rows.  Until the commit the tables are locked (the store was empty: nothing to read)."""
+        self._exec(
+            cur,
+            "SELECT ic.relname, pg_get_indexdef(x.indexrelid) FROM pg_index x "
+            "JOIN pg_class ic ON ic.oid = x.indexrelid JOIN pg_class tc ON tc.oid = x.indrelid "
+            "WHERE tc.relnamespace = current_schema()::regnamespace AND tc.relname = ANY(?) "
+            "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid) ORDER BY 1",
+            ([t.name for t in TABLES],),
+        )
+        indexes: list[tuple[str, str]] = cur.fetchall()
+        for name, _ in indexes:
+            cur.execute(psycopg.sql.SQL("DROP INDEX {}").format(psycopg.sql.Identifier(name)))
+        yield
+        for _, definition in indexes:
+            cur.execute(definition)  # pg_get_indexdef: the catalog's own text, schema-qualified
 
     def _insert_history(self, cur: Cursor, rows: Sequence[tuple[Any, ...]]) -> None:
         """``COPY`` history rows in (one round trip for an import's chunk)."""

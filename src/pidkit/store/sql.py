@@ -31,7 +31,7 @@ from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError, 
 from .accounts import SqlAccounts
 from .base import DEFAULT_BATCH, IMPORTED, Store
 from .changes import BindingChange, apply_change, changed_fields, extra_from_text, new_binding
-from .dump import DumpHeader, header_line, parse_header, parse_row, row_line
+from .dump import DumpHeader, header_line, parse_header, read_rows, row_line
 from .jsonl import ImportRow, UpdateRow, binding_line, parse_import_line, parse_update_line
 from .keys import (
     ArkKey,
@@ -1268,7 +1268,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         order = {t.name: i for i, t in enumerate(TABLES)}
         restored = dict.fromkeys(order, 0)
         seen = dict.fromkeys(order, 0)
-        with self._transaction(write=True) as cur, self._bulk_insert(cur):
+        with self._transaction(write=True) as cur, ExitStack() as bulk:
             self._lock_migrations(cur)
             if not merge:
                 for table in TABLES:
@@ -1278,12 +1278,10 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                             f"the store is not empty (table {table.name} has rows): restore into an empty "
                             "store, or merge (rows already there are kept)"
                         )
+            bulk.enter_context(self._bulk_insert(cur) if merge else self._load_empty(cur))
             current: Table | None = None
             chunk: list[tuple[int, tuple[Any, ...]]] = []  # (line number, values)
-            for number, line in numbered:
-                if not line.strip():
-                    continue
-                name, values = parse_row(line, number, header.schema)
+            for number, name, values in read_rows(numbered, header.schema):
                 table = TABLES[order[name]]
                 if table is not current:
                     if current is not None and order[name] < order[current.name]:
@@ -1317,6 +1315,11 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         instead of row by row (SQLite's full-text index,
         :meth:`~pidkit.store.sqlite.SqliteStore._bulk_insert`); here, nothing."""
         yield
+
+    def _load_empty(self, cur: Cursor) -> AbstractContextManager[None]:
+        """Around a restore into the empty store of ``cur``'s transaction: :meth:`_bulk_insert`, or what
+        loads an empty table faster still (PostgreSQL builds its secondary indexes after the rows)."""
+        return self._bulk_insert(cur)
 
     def _adopt(self, cur: Cursor) -> int:
         """Give every binding without history one ``adopt`` row (principal ``system:restore``), as
