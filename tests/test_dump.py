@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import hypothesis
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pidkit.errors import ExhaustedError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import Erc, Store, open_store
-from pidkit.store.dump import READ_AHEAD, READ_BATCH, parse_row, read_rows
+from pidkit.store.dump import parse_row, read_rows
 from pidkit.store.records import check_text
 from pidkit.store.rows import TABLES
 
@@ -420,9 +420,9 @@ def _hold_line(i: int) -> str:
 
 
 def test_read_rows_in_order_then_the_bad_line() -> None:
-    """The helper thread's rows come in input order, every row before a bad line first, then its error
-    with its number; blank lines are skipped."""
-    n = 3 * READ_BATCH + 17
+    """Rows come in input order, every row before a bad line first, then its error with its number;
+    blank lines are skipped."""
+    n = 3017
     lines = [(i + 2, _hold_line(i)) for i in range(n)] + [(n + 2, ""), (n + 3, '{"table":"holds"}')]
     got: list[int] = []
 
@@ -437,27 +437,49 @@ def test_read_rows_in_order_then_the_bad_line() -> None:
     assert info.value.line == n + 3
 
 
-def test_read_rows_reads_a_bounded_way_ahead_and_stops_with_the_caller() -> None:
-    """Memory stays bounded: while the caller holds its first row the helper has read at most
-    READ_AHEAD + 2 batches; when the caller stops, the helper stops reading."""
-    import threading
-    import time
+def _schema_objects(url: str) -> list[tuple[str, ...]]:
+    """Every index and trigger of the store's tables, as the database describes them (SQLite's
+    sqlite_master; PostgreSQL's pg_indexes and pg_trigger of the store's schema)."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
 
-    taken = 0
+        lite = sqlite3.connect(url[len("sqlite:///") :])
+        try:
+            return lite.execute("SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master "
+                                "WHERE type IN ('index', 'trigger') ORDER BY 1, 2").fetchall()  # fmt: skip
+        finally:
+            lite.close()
+    import psycopg
 
-    def lines() -> Iterator[tuple[int, str]]:
-        nonlocal taken
-        for i in range(10**7):
-            taken += 1
-            yield i + 2, _hold_line(i)
+    with psycopg.connect(url) as conn:
+        indexes = conn.execute("SELECT 'index', indexname, tablename, indexdef FROM pg_indexes "
+                               "WHERE schemaname = current_schema() ORDER BY 2").fetchall()  # fmt: skip
+        triggers = conn.execute(
+            "SELECT 'trigger', t.tgname, c.relname, pg_get_triggerdef(t.oid) FROM pg_trigger t "
+            "JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal "
+            "AND c.relnamespace = current_schema()::regnamespace ORDER BY 2"
+        ).fetchall()
+    return [tuple(r) for r in indexes + triggers]
 
-    before = threading.active_count()
-    rows = read_rows(lines())
-    assert isinstance(rows, Generator)
-    next(rows)
-    time.sleep(0.5)  # the helper runs ahead as far as it may
-    ahead = taken
-    assert READ_BATCH <= ahead <= (READ_AHEAD + 2) * READ_BATCH
-    rows.close()
-    time.sleep(0.2)
-    assert taken <= ahead + 1 and threading.active_count() == before
+
+def test_restore_keeps_every_index_and_trigger(new_url: Callable[[], str]) -> None:
+    """A restore into an empty store builds what it defers (SQLite's full-text index, PostgreSQL's
+    secondary indexes) again at its end exactly as the migrations made them — and a restore refused
+    half-way (a bad line after thousands of rows) rolls that back with its rows."""
+    with open_store(new_url()) as source:
+        _fill(source)
+        source.create_minter("many", naan=NAAN, template="b5.sdddd", seed=1)
+        for ark in source.mint("many", 3000):
+            source.bind(ark, f"https://example.org/{ark}")
+        lines = _dump(source)
+    url = new_url()
+    with open_store(url) as copy:
+        made = _schema_objects(url)
+        assert any(row[0] == "index" and row[2] == "bindings" for row in made)
+        with pytest.raises(StoreError) as info:
+            copy.restore([*lines, '{"table": "holds"}\n'])
+        assert info.value.line == len(lines) + 1
+        assert _schema_objects(url) == made and _dump(copy)[1:] == []
+        copy.restore(lines)
+        assert _schema_objects(url) == made
+        assert _dump(copy)[1:] == lines[1:]

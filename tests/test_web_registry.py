@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from pidkit import registry
+from pidkit.errors import StoreError
 from pidkit.store import open_store
 from pidkit.web import Settings, create_app
 from pidkit.web.app import ASGIApp, Receive, Scope, Send
@@ -402,35 +403,118 @@ def test_app_reads_the_registry_in_force(tmp_path: Path, monkeypatch: pytest.Mon
         assert _location(c, "/ark:13030/x") == (302, "https://n2t.net/ark:13030/x")  # not in that registry
 
 
-def test_served_naans_are_read_once_a_second(store_url: str) -> None:
-    """ARKs under many NAANs the store does not serve cost one read of the store's NAANs per SERVED_TTL,
-    not one read per NAAN; a NAAN added meanwhile is served within SERVED_TTL (its bound ARKs at once)."""
+def _until(check: Callable[[], bool], what: str, seconds: float = 10.0) -> None:
+    """Wait until ``check()`` (a PostgreSQL notification arrives after its commit, within moments)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def test_foreign_arks_are_decided_without_reading_the_store(store_url: str) -> None:
+    """An ARK under a NAAN the store neither serves nor binds under is decided from memory: no binding
+    read, no NAAN read while nothing changed (many NAANs, many requests: one read of the two sets).  A
+    change from another connection (another process, another worker) is seen by the next request — a NAAN
+    added, an ARK bound under a NAAN that had none — on SQLite at once, on PostgreSQL as soon as its
+    notification arrives."""
     import asyncio
 
     from pidkit.web.batch import LookupBatcher, in_thread
-    from pidkit.web.lookups import SERVED_TTL, StoreLookup
+    from pidkit.web.lookups import StoreLookup
+    from pidkit.web.resolver import decide
     from pidkit.web.stores import StoreHolder
+
+    with open_store(store_url) as store, open_store(store_url) as other:
+        store.add_naan("99999")
+        store.bind("ark:99999/fk4here", "https://example.org/here")
+        _until(lambda: store.change_token() is not None, "the store never listened")
+        holder = StoreHolder(lambda: store, owned=False)
+        lookup = StoreLookup(holder, LookupBatcher(in_thread(holder.get)))
+        reads: list[str] = []
+        for name in ("naan_names", "bound_naans", "resolve", "resolve_many"):
+            original = getattr(store, name)
+
+            def counting(*args: object, _name: str = name, _do: Callable[..., object] = original) -> object:
+                reads.append(_name)
+                return _do(*args)
+
+            setattr(store, name, counting)
+
+        reg = registry.default()
+
+        def d(text: str, reg: registry.Registry | None = reg) -> tuple[int, str | None]:
+            decision = asyncio.run(decide(text, lookup, fallback="https://n2t.net/", registry=reg))
+            return decision.status, decision.location
+
+        assert d("ark:99999/fk4here") == (302, "https://example.org/here")
+        assert d("ark:99999/fk4nope")[0] == 404
+        assert reads.count("naan_names") == reads.count("bound_naans") == 1
+        assert {"resolve", "resolve_many"} & set(reads)  # the binding read (PostgreSQL: batched)
+        reads.clear()
+        foreign = [f"{n:05d}" for n in range(10000, 10300)]
+        assert [d(f"ark:{n}/x", None)[1] for n in foreign] == [f"https://n2t.net/ark:{n}/x" for n in foreign]
+        assert d("ark:12148/btv1b8449691v") == (302, "http://ark.bnf.fr/ark:/12148/btv1b8449691v")
+        assert reads == []  # decided from memory: nothing read
+        other.bind("ark:12148/btv1b8449691v", "https://example.org/mine", force=True)  # another connection
+        _until(lambda: d("ark:12148/btv1b8449691v") == (302, "https://example.org/mine"), "bound, not seen")
+        if store.backend == "sqlite":
+            assert reads.count("bound_naans") == 1  # the very next request saw it
+        other.add_naan("10001", "now served here")
+        _until(lambda: d("ark:10001/x")[0] == 404, "served, not seen")
+        assert d("ark:10002/x", None)[1] == "https://n2t.net/ark:10002/x"
+
+
+def test_bound_naans_follow_every_way_in(store_url: str, tmp_path: Path) -> None:
+    """The NAANs bound under (migration 7's trigger) grow with a bind, a forced bind, a tombstone of an
+    ARK never bound, an import and a restore; other kinds of id add none; migration 7 fills the set of a
+    store that already has bindings (tests/test_upgrade.py upgrades older stores)."""
+    import io
 
     with open_store(store_url) as store:
         store.add_naan("99999")
-        holder = StoreHolder(lambda: store, owned=False)
-        now = [0.0]
-        lookup = StoreLookup(holder, LookupBatcher(in_thread(holder.get)), clock=lambda: now[0])
-        reads: list[frozenset[str]] = []
-        original = store.naan_names
+        assert store.bound_naans() == frozenset()
+        store.bind("ark:99999/fk4a", "https://example.org/a")
+        store.bind_id("tid", "3jzfcijpj2z2a", "https://example.org/tid")
+        store.bind("ark:/12345/x", "https://example.org/x", force=True)
+        store.tombstone("ark:13030/gone", "withdrawn")
+        store.import_jsonl([json.dumps({"text": "ark:b6071/m3z07d", "target": "https://example.org/b"})],
+                           force=True)  # fmt: skip
+        naans = frozenset({"99999", "12345", "13030", "b6071"})
+        assert store.bound_naans() == naans
+        dump = io.StringIO()
+        store.dump(dump)
+    with open_store(f"sqlite:///{tmp_path / 'restored.db'}") as copy:
+        copy.restore(io.StringIO(dump.getvalue()))
+        assert copy.bound_naans() == naans
 
-        def counting() -> frozenset[str]:
-            reads.append(original())
-            return reads[-1]
 
-        store.naan_names = counting  # type: ignore[method-assign]
-        foreign = [f"{n:05d}" for n in range(10000, 10500)]
-        assert [asyncio.run(lookup.naan_served(naan)) for naan in foreign] == [False] * len(foreign)
-        assert asyncio.run(lookup.naan_served("99999")) is True
-        assert len(reads) == 1
-        store.add_naan("12148", "now served here")
-        assert asyncio.run(lookup.naan_served("12148")) is False  # within the second
-        now[0] = SERVED_TTL
-        assert asyncio.run(lookup.naan_served("12148")) is True
-        assert asyncio.run(lookup.naan_served("10001")) is False
-        assert reads == [frozenset({"99999"}), frozenset({"99999", "12148"})]
+def test_a_big_import_adds_its_naans_at_the_end(store_url: str) -> None:
+    """A big import (SQLite's bulk mode: migration 7's trigger dropped, the NAANs of the new rows added by
+    one statement at the end, from the same expression of the key: checked against the trigger's text)
+    leaves the set as a binding at a time would; a refused one leaves it as it was."""
+    from pidkit.store.sql import _IMPORT_CHUNK
+
+    lines = [json.dumps({"text": f"ark:13030/b{i}", "target": f"https://example.org/{i}"})
+             for i in range(_IMPORT_CHUNK + 5)]  # fmt: skip
+    lines.append(json.dumps({"text": "ark:/B6071/m3z07d", "target": "https://example.org/b"}))
+    with open_store(store_url) as store:
+        store.add_naan("99999")
+        store.bind("ark:99999/fk4a", "https://example.org/a")
+        with pytest.raises(StoreError):
+            store.import_jsonl([*lines, "{"], force=True)
+        assert store.bound_naans() == frozenset({"99999"})
+        store.import_jsonl(lines, force=True)
+        assert store.bound_naans() == frozenset({"99999", "13030", "b6071"})
+        if store.backend == "sqlite":
+            import sqlite3
+
+            from pidkit.store.sqlite import _KEY_NAAN, _NAAN_TRIGGER
+
+            conn = sqlite3.connect(store.path)  # type: ignore[attr-defined]
+            try:
+                [(text,)] = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (_NAAN_TRIGGER,))
+            finally:
+                conn.close()
+            assert _KEY_NAAN.format(key="new.key") in text

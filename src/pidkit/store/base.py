@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import abc
 import datetime as _dt
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Final, Literal
 
@@ -168,6 +168,35 @@ class Store(abc.ABC):
         ['99999']
         """
         return frozenset(n.naan for n in self.list_naans())
+
+    def bound_naans(self) -> frozenset[str] | None:
+        """The NAANs under which this store holds an ARK binding of any status, served or not (one read;
+        ``None``: this store cannot say).  The set only grows.  With :meth:`naan_names` and
+        :meth:`change_token`, what lets a resolver answer an ARK of any other NAAN from the NAAN registry
+        without reading the store: none of its bindings can match it.
+
+        >>> from pidkit.store import open_store
+        >>> with open_store("sqlite:///:memory:") as s:
+        ...     _ = s.add_naan("99999")
+        ...     _ = s.bind("ark:12345/x", "https://e.org/", force=True)
+        ...     sorted(s.naan_names()), sorted(s.bound_naans() or ())
+        (['99999'], ['12345'])
+        """
+        return None
+
+    def change_token(self) -> Hashable | None:
+        """A value that changes whenever a change to the store is committed — in particular to
+        :meth:`naan_names` or :meth:`bound_naans` — as the calling thread's next read would see it; cheap
+        enough to ask on every request (in memory, or a local pragma; never a round trip).  A copy of those
+        sets read after the token was taken is still exact while the token is the same.  ``None``: this
+        store cannot tell (read the sets again, or do without them).
+
+        >>> from pidkit.store import open_store
+        >>> with open_store("sqlite:///:memory:") as s:
+        ...     s.change_token() is None  # a private in-memory store: no other connection to watch
+        True
+        """
+        return None
 
     # -- minters ------------------------------------------------------------------------------------
     @abc.abstractmethod

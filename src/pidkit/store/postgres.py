@@ -17,6 +17,10 @@ Writes that decide whether an ARK is free (mint batches, bind, tombstone, holds,
 ``pg_advisory_xact_lock(NAAN_LOCK, hashtext(naan))`` first: under READ COMMITTED a minter that
 checked ``bindings`` could otherwise mint an ARK tombstoned or bound in between.
 
+A resolver that asks :meth:`PostgresStore.change_token` gets one more connection, in a thread of its
+own, that listens (``LISTEN``) for migration 7's ``NOTIFY pidkit_naans`` (a NAAN added, a first binding
+under a NAAN).
+
 Statements are never prepared server-side (see :attr:`PostgresStore._prepare_threshold`): every
 execution is planned with its own parameters on the current statistics.
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
@@ -89,6 +94,9 @@ class PostgresStore(SqlStore):
         wait = timeout or _env_number("PIDKIT_PG_TIMEOUT", DEFAULT_TIMEOUT, float)
         connect = _connect_options(url, wait)
         _check_connection(url, connect)
+        self._url, self._connect = url, connect
+        self._listener: _ChangeListener | None = None
+        self._listener_lock = threading.Lock()
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url,
             min_size=1,
@@ -114,8 +122,26 @@ class PostgresStore(SqlStore):
         return f"PostgresStore(<{self._pool.name}>)"
 
     def close(self) -> None:
-        """Close the pool."""
+        """Close the pool (and stop listening for changes)."""
+        with self._listener_lock:
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
         self._pool.close()
+
+    def change_token(self) -> int | None:
+        """How many changes to the NAANs served or bound under (NOTIFY ``pidkit_naans`` of migration 7's
+        triggers) this store's listener has heard, in memory; ``None`` until it listens (it starts on the
+        first call, in a thread with a connection of its own) and while it has lost the server.  A
+        notification arrives when the change commits, so a copy of the sets is exact but for the
+        moment the notification takes to arrive."""
+        listener = self._listener
+        if listener is None:
+            with self._listener_lock:
+                if self._listener is None:
+                    self._listener = _ChangeListener(self._url, self._connect)
+                listener = self._listener
+        return listener.token()
 
     def _q(self, sql: str) -> str:
         query = self._queries.get(sql)
@@ -297,6 +323,48 @@ class PostgresStore(SqlStore):
             with cur.copy("COPY minted (naan, id, minter, position, minted_at) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
+
+
+class _ChangeListener:
+    """``LISTEN pidkit_naans`` on a connection of its own, in a daemon thread: :meth:`token` counts the
+    notifications heard (and the connections made: a change may have been missed while there was
+    none), ``None`` while not listening.  A lost connection is made again every second."""
+
+    CHANNEL: Final = "pidkit_naans"
+
+    def __init__(self, url: str, connect: dict[str, Any]) -> None:
+        self._url, self._connect = url, connect
+        self._heard = 0
+        self._listening = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._listen, name="pidkit-pg-listener", daemon=True)
+        self._thread.start()
+
+    def token(self) -> int | None:
+        """The count of notifications heard, or ``None`` while not listening."""
+        return self._heard if self._listening else None
+
+    def _listen(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self._url, autocommit=True, **self._connect) as conn:
+                    conn.execute(f"LISTEN {self.CHANNEL}")
+                    self._heard += 1
+                    self._listening = True
+                    while not self._stop.is_set():
+                        for _ in conn.notifies(timeout=0.5):
+                            self._heard += 1
+            except psycopg.Error:
+                pass  # the server went away: not listening until a new connection listens
+            finally:
+                self._listening = False
+                self._heard += 1
+            self._stop.wait(1.0)
+
+    def close(self) -> None:
+        """Stop listening (within half a second)."""
+        self._stop.set()
+        self._thread.join(timeout=2.0)
 
 
 def _connect_options(url: str, wait: float) -> dict[str, Any]:

@@ -430,6 +430,13 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             self._exec(cur, "SELECT naan FROM naans")
             return frozenset(row[0] for row in cur.fetchall())
 
+    def bound_naans(self) -> frozenset[str]:
+        """The NAANs under which this store holds an ARK binding (one statement; migration 7's table,
+        kept by a trigger)."""
+        with self._transaction(write=False) as cur:
+            self._exec(cur, "SELECT naan FROM bound_naans")
+            return frozenset(row[0] for row in cur.fetchall())
+
     # -- minters ------------------------------------------------------------------------------------
     def create_minter(
         self, name: str, *, naan: str, template: str, seed: int | None = None,

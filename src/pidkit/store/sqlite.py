@@ -113,6 +113,12 @@ def file_id(path: str) -> FileId | None:
 
 #: The trigger of migration 6 that indexes an inserted binding for Find (:meth:`SqliteStore._bulk_insert`).
 _INSERT_TRIGGER: Final = "bindings_search_insert"
+#: Migration 7's trigger that adds the NAAN of an inserted ARK binding to ``bound_naans``, and the NAAN of
+#: a key as it takes it (:meth:`SqliteStore._bulk_insert` does the same for many rows at its end;
+#: tests/test_web_registry.py checks that the trigger's text holds this expression).
+_NAAN_TRIGGER: Final = "bindings_bound_naan"
+_KEY_NAAN: Final = ("CASE WHEN instr(substr({key}, 5), '/') > 0 THEN substr({key}, 5, "
+                    "instr(substr({key}, 5), '/') - 1) ELSE substr({key}, 5) END")  # fmt: skip
 #: Migration 6's triggers that take a binding out of the index (or put it back) when it is updated or
 #: deleted, with the row (``old`` or ``new``) whose rowid says whether it is indexed yet.
 _ROW_TRIGGERS: Final = {
@@ -153,7 +159,8 @@ class SqliteStore(SqlStore):
     @contextmanager
     def _bulk_insert(self, cur: Cursor) -> Iterator[None]:
         """Fill the full-text index (migration 6) once for the bindings inserted inside, not row by row
-        (a restore, a big import): about three times faster than the trigger.
+        (a restore, a big import): about three times faster than the trigger; and the NAANs of the new
+        ARK bindings (migration 7's ``bound_naans``) by one statement at the end, not a trigger per row.
 
         In this transaction the insert trigger is dropped and the triggers that unindex, reindex or
         delete a binding on an update are made to skip the rows inserted inside (rowids above the highest
@@ -170,6 +177,8 @@ class SqliteStore(SqlStore):
         if set(found) != set(names):  # a store of an older schema being migrated: nothing to defer
             yield
             return
+        cur.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (_NAAN_TRIGGER,))
+        naan_trigger = cur.fetchone()
         cur.execute("SELECT coalesce(max(rowid), 0) FROM bindings")
         (highest,) = cur.fetchone()
         guarded = {}
@@ -184,6 +193,8 @@ class SqliteStore(SqlStore):
             cur.execute(f"DROP TRIGGER {name}")
         for text in guarded.values():
             cur.execute(text)
+        if naan_trigger is not None:
+            cur.execute(f"DROP TRIGGER {_NAAN_TRIGGER}")
         yield
         for table, column in (("bindings_words", "doc"), ("bindings_grams", "target")):
             cur.execute(f"INSERT INTO {table} (rowid, {column}) SELECT rid, {column} "
@@ -191,6 +202,11 @@ class SqliteStore(SqlStore):
         for name in names:
             cur.execute(f"DROP TRIGGER IF EXISTS {name}")
             cur.execute(found[name])
+        if naan_trigger is not None:
+            naan = _KEY_NAAN.format(key="key")
+            cur.execute(f"INSERT OR IGNORE INTO bound_naans (naan) SELECT DISTINCT {naan} FROM bindings "
+                        "WHERE kind = 'ark' AND rowid > ?", (highest,))  # fmt: skip
+            cur.execute(naan_trigger[0])
 
     def _connect(self, *, create: bool = False) -> sqlite3.Connection:
         """A connection to the store's file; only the first one may create it (``mode=rwc``), the
@@ -256,6 +272,17 @@ class SqliteStore(SqlStore):
                 conn.close()
             self._readers.clear()
             self._conn.close()
+
+    def change_token(self) -> tuple[int, int] | None:
+        """This thread's read connection and its ``PRAGMA data_version``, which SQLite changes whenever
+        another connection — the store's own write connection, another process — commits (a look at the
+        WAL index in shared memory: no disk read).  ``None`` for a private in-memory store, whose one
+        connection both reads and writes."""
+        if self._private:
+            return None
+        conn = self._reader()
+        (version,) = conn.execute("PRAGMA data_version").fetchone()
+        return id(conn), int(version)
 
     def _reader(self) -> sqlite3.Connection:
         """This thread's read connection (opened on first use)."""

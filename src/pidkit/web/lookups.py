@@ -1,7 +1,8 @@
 """What the resolver reads from the store, and where each read runs.
 
-The resolution flow (:func:`pidkit.web.resolver.decide`) asks two things of a :class:`Lookup`: what an
-ARK resolves to, and whether this resolver serves a NAAN.  :class:`StoreLookup` answers them from the
+The resolution flow (:func:`pidkit.web.resolver.decide`) asks three things of a :class:`Lookup`: whether
+the store may hold a binding under a NAAN, what an ARK resolves to, and whether this resolver serves a
+NAAN.  :class:`StoreLookup` answers them from the
 app's store, running each read where the store says it belongs (:attr:`pidkit.store.Store.lookup_mode`)
 — the web layer never asks which backend it has:
 
@@ -13,13 +14,16 @@ app's store, running each read where the store says it belongs (:attr:`pidkit.st
 * ``thread`` — and a store not open yet (opening may wait up to
   :data:`~pidkit.web.stores.OPEN_WAIT` seconds for another request that is opening it): in a thread.
 
-Which NAANs the store serves is kept in memory, a set read again at most every :data:`SERVED_TTL`
-second with one statement (:meth:`pidkit.store.Store.naan_names`; while it is being read again, other
-requests use the set already in memory): an ARK under a NAAN the store does not serve — every ARK the
-NAAN registry or N2T answers — then costs one store read (its binding), as a bound ARK does, however
-many NAANs the requests spread over.  A NAAN added meanwhile is served (its unbound ARKs a 404) at the
-latest a second later; its bound ARKs resolve at once (the binding is always read first).  NAANs are
-never removed from a store.
+Which NAANs the store serves, and under which it holds any ARK binding (:meth:`pidkit.store.Store.naan_names`,
+:meth:`~pidkit.store.Store.bound_naans`), is kept in memory, exact: the two sets are read again only when
+the store's :meth:`~pidkit.store.Store.change_token` changed (SQLite: ``PRAGMA data_version``, which any
+commit by another connection changes; PostgreSQL: a NOTIFY of migration 7's triggers, heard by a
+listener thread).  An ARK under a NAAN the store binds nothing under — every ARK the NAAN registry or N2T
+answers — is then decided without reading the store at all; a write is seen by the next request
+(PostgreSQL: as soon as its notification arrives).  A store without a token (a private in-memory
+store) reads the binding of every ARK first, as before, and re-reads the NAANs it serves at most every
+:data:`SERVED_TTL` second (while one request reads them, the others use the set in memory): a NAAN added
+meanwhile is served at the latest a second later, its bound ARKs at once.  NAANs are never removed.
 
 The public NAAN registry is read from memory (:class:`RegistryHolder`): loaded once when the app is
 built, then, at most every ``PIDKIT_REGISTRY_CHECK`` seconds (not per request), one ``stat`` of the file
@@ -44,7 +48,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Final, Protocol, TypeVar
 
 import anyio.to_thread
@@ -74,6 +78,10 @@ class Lookup(Protocol):
     async def naan_served(self, naan: str) -> bool:
         """True if this resolver serves ``naan`` (normalized)."""
 
+    async def may_be_bound(self, naan: str) -> bool:
+        """False only if the store certainly holds no ARK binding under ``naan`` (normalized): then
+        :meth:`resolve` need not be asked."""
+
 
 class StoreLookup:
     """:class:`Lookup` over the store of ``holder``; batched lookups go through ``batcher``."""
@@ -86,6 +94,8 @@ class StoreLookup:
         self._served: frozenset[str] | None = None  # the NAANs the store serves, once read
         self._served_until = 0.0  # until when (of clock) that set holds
         self._reading_served = False  # a request is reading it again
+        #: The store's change token and, read after it, the NAANs it serves and those it binds under.
+        self._known: tuple[Hashable, frozenset[str], frozenset[str]] | None = None
 
     def _mode(self) -> LookupMode:
         store = self.holder.peek()  # never opens the store on the event loop
@@ -103,9 +113,43 @@ class StoreLookup:
             return await self.batcher.resolve(text)
         return await self._run(lambda store: store.resolve(text), inline=mode == "inline")
 
+    async def _naan_sets(self) -> tuple[frozenset[str], frozenset[str]] | None:
+        """The NAANs the store serves and those it binds under, exact: kept while the store's
+        :meth:`~pidkit.store.Store.change_token` stays the same (asked on the event loop: in memory or a
+        local pragma), read again (where the store says) when it changed; ``None`` when the store cannot
+        tell (no token, or no set of bound NAANs) or is not open yet."""
+        store = self.holder.peek()  # never opens the store on the event loop
+        if store is None:
+            return None
+        token = store.change_token()
+        if token is None:
+            return None
+        known = self._known
+        if known is not None and known[0] == token:
+            return known[1], known[2]
+
+        def read(store: Store) -> tuple[frozenset[str], frozenset[str] | None]:
+            return store.naan_names(), store.bound_naans()  # after the token: never older than it
+
+        served, bound = await self._run(read, inline=self._mode() == "inline")
+        if bound is None:
+            return None
+        self._known = (token, served, bound)
+        return served, bound
+
+    async def may_be_bound(self, naan: str) -> bool:
+        """False when ``naan`` is not among the NAANs the store binds under (:meth:`_naan_sets`: no
+        read of the store while nothing changed); True when it is, or the store cannot tell."""
+        sets = await self._naan_sets()
+        return sets is None or naan in sets[1]
+
     async def naan_served(self, naan: str) -> bool:
-        """True if the store holds ``naan``: a look in the set of the store's NAANs, read again (where
-        the store says, never batched) when it is older than :data:`SERVED_TTL` second."""
+        """True if the store holds ``naan``: a look in the set of the store's NAANs — exact while the
+        store's change token holds (:meth:`_naan_sets`); for a store without one, read again (where the
+        store says, never batched) when it is older than :data:`SERVED_TTL` second."""
+        sets = await self._naan_sets()
+        if sets is not None:
+            return naan in sets[0]
         served = self._served
         if served is None or (self._clock() >= self._served_until and not self._reading_served):
             self._reading_served = True

@@ -152,10 +152,11 @@ async def decide(text: str, lookup: Lookup, *, fallback: str | None, info: bool 
             if naan is not None:
                 return naan_info(naan, registry, fallback=fallback)
         return parsed
-    found = await lookup.resolve(text)
-    if found is not None:
-        return bound(found, info=info)
     norm = parsed.normalize()
+    if await lookup.may_be_bound(norm.naan):  # else no binding can match: the store is not read
+        found = await lookup.resolve(text)
+        if found is not None:
+            return bound(found, info=info)
     if await lookup.naan_served(norm.naan):
         return unbound(parsed, served=True, fallback=fallback, info=info)
     return foreign(parsed, registry, fallback=fallback, info=info)
