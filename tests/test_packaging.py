@@ -15,6 +15,7 @@ the virtualenv (the ``dev`` extra) and gcc on the machine (``make compiler``).
 
 from __future__ import annotations
 
+import contextlib
 import email.parser
 import importlib.util
 import json
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -95,12 +97,31 @@ def need_build() -> None:
 # --- the sdist -----------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _checkout_lock() -> Iterator[None]:
+    """An exclusive lock on this checkout, across processes (a lock file beside the system's temp files)."""
+    import fcntl
+    import hashlib
+    import tempfile
+
+    name = hashlib.sha256(str(ROOT).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"pidkit-build-{name}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sdist of this checkout, built as a packager builds it."""
     need_build()
     out = tmp_path_factory.mktemp("sdist")
-    run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)], ROOT, pidkit_env())
+    # A build writes its egg-info into the checkout: one build at a time (make test runs pytest-xdist
+    # workers, each with its own session fixtures).
+    with _checkout_lock():
+        run([sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(ROOT)], ROOT, pidkit_env())
     (archive,) = out.glob("pidkit-*.tar.gz")
     return archive
 

@@ -78,11 +78,15 @@ def test_an_old_store_upgrades_in_place(old_store: Callable[[int], str], schema:
     with open_store(url) as store:
         assert (store.migrated_from, store.schema_version()) == (schema, LATEST)
         assert store.check() == []
+        naans = set()
         for line in info["export"]:  # every binding the old code exported, unchanged
             old = parse_import_line(line).binding
             assert store.get_id(old.kind, old.key) == old
+            if old.kind == "ark":
+                naans.add(old.key.removeprefix("ark:").split("/")[0])
             [adopted] = store.history(old.kind, old.key)
             assert (adopted.operation, adopted.principal) == ("adopt", "system:migration-0003")
+        assert naans and store.bound_naans() == frozenset(naans)  # migration 7 filled the NAANs bound under
         minted = set(info["minted"])
         assert store.minted_count() == len(minted)
         assert not minted & set(store.mint("a", 50) + store.mint("b", 50))  # never reissued

@@ -413,7 +413,9 @@ def _until(check: Callable[[], bool], what: str, seconds: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-def test_foreign_arks_are_decided_without_reading_the_store(store_url: str) -> None:
+def test_foreign_arks_are_decided_without_reading_the_store(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An ARK under a NAAN the store neither serves nor binds under is decided from memory: no binding
     read, no NAAN read while nothing changed (many NAANs, many requests: one read of the two sets).  A
     change from another connection (another process, another worker) is seen by the next request — a NAAN
@@ -421,15 +423,17 @@ def test_foreign_arks_are_decided_without_reading_the_store(store_url: str) -> N
     notification arrives."""
     import asyncio
 
+    from pidkit.store import postgres
     from pidkit.web.batch import LookupBatcher, in_thread
     from pidkit.web.lookups import StoreLookup
     from pidkit.web.resolver import decide
     from pidkit.web.stores import StoreHolder
 
+    monkeypatch.setattr(postgres, "NAANS_RECHECK", 1e9)  # no periodic re-read inside this test
     with open_store(store_url) as store, open_store(store_url) as other:
         store.add_naan("99999")
         store.bind("ark:99999/fk4here", "https://example.org/here")
-        _until(lambda: store.change_token() is not None, "the store never listened")
+        _until(lambda: store.naans_token() is not None, "the store never listened")
         holder = StoreHolder(lambda: store, owned=False)
         lookup = StoreLookup(holder, LookupBatcher(in_thread(holder.get)))
         reads: list[str] = []
@@ -466,7 +470,17 @@ def test_foreign_arks_are_decided_without_reading_the_store(store_url: str) -> N
         assert d("ark:10002/x", None)[1] == "https://n2t.net/ark:10002/x"
 
 
-def test_bound_naans_follow_every_way_in(store_url: str, tmp_path: Path) -> None:
+def _another(store_url: str, request: pytest.FixtureRequest) -> str:
+    """A second fresh store URL on the backend of ``store_url``."""
+    if store_url.startswith("sqlite:"):
+        return store_url.replace(".db", "-another.db")
+    new_postgres_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+    return new_postgres_url()
+
+
+def test_bound_naans_follow_every_way_in(
+    store_url: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """The NAANs bound under (migration 7's trigger) grow with a bind, a forced bind, a tombstone of an
     ARK never bound, an import and a restore; other kinds of id add none; migration 7 fills the set of a
     store that already has bindings (tests/test_upgrade.py upgrades older stores)."""
@@ -485,9 +499,10 @@ def test_bound_naans_follow_every_way_in(store_url: str, tmp_path: Path) -> None
         assert store.bound_naans() == naans
         dump = io.StringIO()
         store.dump(dump)
-    with open_store(f"sqlite:///{tmp_path / 'restored.db'}") as copy:
-        copy.restore(io.StringIO(dump.getvalue()))
-        assert copy.bound_naans() == naans
+    for url in (f"sqlite:///{tmp_path / 'restored.db'}", _another(store_url, request)):
+        with open_store(url) as copy:
+            copy.restore(io.StringIO(dump.getvalue()))
+            assert copy.bound_naans() == naans, url
 
 
 def test_a_big_import_adds_its_naans_at_the_end(store_url: str) -> None:
@@ -518,3 +533,26 @@ def test_a_big_import_adds_its_naans_at_the_end(store_url: str) -> None:
             finally:
                 conn.close()
             assert _KEY_NAAN.format(key="new.key") in text
+
+
+def test_postgres_listener_comes_back_and_own_writes_count(new_postgres_url: Callable[[], str]) -> None:
+    """PostgreSQL: the store's own write changes its NAANs token at once; a listener whose connection the
+    server ended reports no token (the resolver reads the store) until it listens again, and a change
+    made meanwhile is seen then; close() stops it and no listener starts after."""
+    url = new_postgres_url()
+    with open_store(url) as store, open_store(url) as other:
+        _until(lambda: store.naans_token() is not None, "the store never listened")
+        first = store.naans_token()
+        store.add_naan("99999")
+        assert store.naans_token() != first  # its own write: before the notification comes back
+        listener = store._listener  # type: ignore[attr-defined]
+        settled = store.naans_token()
+        with other._transaction(write=False) as cur:  # type: ignore[attr-defined]
+            cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s",
+                        (listener.backend_pid,))  # fmt: skip
+        _until(lambda: store.naans_token() != settled, "the lost listener went unnoticed")
+        other.bind("ark:12148/x", "https://example.org/x", force=True)
+        _until(lambda: store.naans_token() is not None, "the listener never came back")
+        assert "12148" in (store.bound_naans() or ())
+        store.close()
+        assert store.naans_token() is None and store._listener is None  # type: ignore[attr-defined]

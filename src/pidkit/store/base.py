@@ -172,7 +172,7 @@ class Store(abc.ABC):
     def bound_naans(self) -> frozenset[str] | None:
         """The NAANs under which this store holds an ARK binding of any status, served or not (one read;
         ``None``: this store cannot say).  The set only grows.  With :meth:`naan_names` and
-        :meth:`change_token`, what lets a resolver answer an ARK of any other NAAN from the NAAN registry
+        :meth:`naans_token`, what lets a resolver answer an ARK of any other NAAN from the NAAN registry
         without reading the store: none of its bindings can match it.
 
         >>> from pidkit.store import open_store
@@ -184,16 +184,16 @@ class Store(abc.ABC):
         """
         return None
 
-    def change_token(self) -> Hashable | None:
-        """A value that changes whenever a change to the store is committed — in particular to
-        :meth:`naan_names` or :meth:`bound_naans` — as the calling thread's next read would see it; cheap
-        enough to ask on every request (in memory, or a local pragma; never a round trip).  A copy of those
+    def naans_token(self) -> Hashable | None:
+        """A value that changes whenever :meth:`naan_names` or :meth:`bound_naans` may have changed, as
+        the calling thread's next read would see it (it may also change when they did not); cheap enough
+        to ask on every request — in memory, or a local pragma, never a round trip.  A copy of the two
         sets read after the token was taken is still exact while the token is the same.  ``None``: this
         store cannot tell (read the sets again, or do without them).
 
         >>> from pidkit.store import open_store
         >>> with open_store("sqlite:///:memory:") as s:
-        ...     s.change_token() is None  # a private in-memory store: no other connection to watch
+        ...     s.naans_token() is None  # a private in-memory store: no other connection to watch
         True
         """
         return None

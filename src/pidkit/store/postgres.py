@@ -17,7 +17,7 @@ Writes that decide whether an ARK is free (mint batches, bind, tombstone, holds,
 ``pg_advisory_xact_lock(NAAN_LOCK, hashtext(naan))`` first: under READ COMMITTED a minter that
 checked ``bindings`` could otherwise mint an ARK tombstoned or bound in between.
 
-A resolver that asks :meth:`PostgresStore.change_token` gets one more connection, in a thread of its
+A resolver that asks :meth:`PostgresStore.naans_token` gets one more connection, in a thread of its
 own, that listens (``LISTEN``) for migration 7's ``NOTIFY pidkit_naans`` (a NAAN added, a first binding
 under a NAAN).
 
@@ -31,6 +31,7 @@ import logging
 import math
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
@@ -57,6 +58,7 @@ except ImportError:  # pragma: no cover - the postgres extra is not installed
 # stderr beside the CLI's one-line error.  An application that configures logging (uvicorn, a service)
 # still gets them through propagation.  "psycopg" covers "psycopg.pool".
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
+_log = logging.getLogger("pidkit.store")
 
 #: Advisory lock key serializing schema migrations ("pidkit" in ASCII).
 MIGRATION_LOCK: Final = 0x706964_6B6974
@@ -65,6 +67,8 @@ NAAN_LOCK: Final = 0x6E61616E  # "naan"
 _DEFAULT_POOL_MAX: Final = 10
 #: Seconds to wait for a pooled connection (and for the first one when opening).
 DEFAULT_TIMEOUT: Final = 3.0
+#: Seconds after which :meth:`PostgresStore.naans_token` changes even if nothing was heard.
+NAANS_RECHECK: Final = 30.0
 #: Characters of ancestors' keys above which a lookup sends cut lengths instead (PostgresStore._ark_rows).
 DEEP_KEYS: Final = 16 * 1024
 
@@ -97,6 +101,8 @@ class PostgresStore(SqlStore):
         self._url, self._connect = url, connect
         self._listener: _ChangeListener | None = None
         self._listener_lock = threading.Lock()
+        self._closed = False
+        self._writes = 0  # write transactions committed (naans_token)
         self._pool: ConnectionPool[Any] = ConnectionPool(
             url,
             min_size=1,
@@ -124,24 +130,35 @@ class PostgresStore(SqlStore):
     def close(self) -> None:
         """Close the pool (and stop listening for changes)."""
         with self._listener_lock:
+            self._closed = True
             listener, self._listener = self._listener, None
         if listener is not None:
             listener.close()
         self._pool.close()
 
-    def change_token(self) -> int | None:
-        """How many changes to the NAANs served or bound under (NOTIFY ``pidkit_naans`` of migration 7's
-        triggers) this store's listener has heard, in memory; ``None`` until it listens (it starts on the
-        first call, in a thread with a connection of its own) and while it has lost the server.  A
-        notification arrives when the change commits, so a copy of the sets is exact but for the
-        moment the notification takes to arrive."""
+    def naans_token(self) -> tuple[int, int, int] | None:
+        """In memory: how many notifications of a change to the NAANs served or bound under (migration 7's
+        ``NOTIFY pidkit_naans`` for this store's schema) this store's listener has heard, how many write
+        transactions this store object committed (its own writes count at once, before their notification
+        comes back), and the current :data:`NAANS_RECHECK`-second period (so that a listener whose
+        connection died silently — a dropped idle TCP connection, a pooler that does not pass
+        notifications on — costs at most that much staleness).  ``None`` until the listener listens (it
+        starts on the first call, in a thread with a connection of its own, and counts as listening once
+        its own test notification came back) and while it has lost the server, or after :meth:`close`.
+        A notification arrives when the change commits, so a copy of the sets is exact but for the
+        moments the notification takes."""
         listener = self._listener
         if listener is None:
             with self._listener_lock:
+                if self._closed:
+                    return None
                 if self._listener is None:
                     self._listener = _ChangeListener(self._url, self._connect)
                 listener = self._listener
-        return listener.token()
+        heard = listener.heard()
+        if heard is None:
+            return None
+        return heard, self._writes, int(time.monotonic() // NAANS_RECHECK)
 
     def _q(self, sql: str) -> str:
         query = self._queries.get(sql)
@@ -151,8 +168,11 @@ class PostgresStore(SqlStore):
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Cursor]:
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            yield cur
+        with self._pool.connection() as conn:
+            with conn.transaction(), conn.cursor() as cur:
+                yield cur
+            if write:
+                self._writes += 1  # committed (naans_token)
 
     @contextmanager
     def _single_read(self) -> Iterator[Cursor]:
@@ -293,12 +313,14 @@ class PostgresStore(SqlStore):
         the restore's transaction and made again from their own definitions at its end (a GIN index
         built once is far cheaper than one grown row by row).  Primary keys and unique constraints stay,
         so a duplicate row is still refused naming its line.  Transactional DDL: an error rolls it back
-        with the rows.  Until the commit the tables are locked (the store was empty: nothing to read)."""
+        with the rows.  Until the commit the tables are locked (``DROP INDEX`` takes an exclusive lock):
+        a server already running on the empty store waits for the restore instead of answering 404s."""
         self._exec(
             cur,
             "SELECT ic.relname, pg_get_indexdef(x.indexrelid) FROM pg_index x "
             "JOIN pg_class ic ON ic.oid = x.indexrelid JOIN pg_class tc ON tc.oid = x.indrelid "
             "WHERE tc.relnamespace = current_schema()::regnamespace AND tc.relname = ANY(?) "
+            "AND NOT x.indisunique "  # a unique index refuses a duplicate row naming its line: it stays
             "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid) ORDER BY 1",
             ([t.name for t in TABLES],),
         )
@@ -326,9 +348,12 @@ class PostgresStore(SqlStore):
 
 
 class _ChangeListener:
-    """``LISTEN pidkit_naans`` on a connection of its own, in a daemon thread: :meth:`token` counts the
-    notifications heard (and the connections made: a change may have been missed while there was
-    none), ``None`` while not listening.  A lost connection is made again every second."""
+    """``LISTEN pidkit_naans`` on a connection of its own, in a daemon thread, counting the notifications
+    for the schema of its connection (the store's: ``search_path`` from the URL) — :meth:`heard`, ``None``
+    while not listening.  It counts as listening once a test notification it sent itself came back (a
+    pooler that swallows notifications never gets there), and the count also moves when a connection is
+    lost and when one is made (a change may have gone unheard meanwhile).  A lost connection is made
+    again every second; an error is logged, never raised."""
 
     CHANNEL: Final = "pidkit_naans"
 
@@ -336,11 +361,12 @@ class _ChangeListener:
         self._url, self._connect = url, connect
         self._heard = 0
         self._listening = False
+        self.backend_pid = 0  # of the listening connection (tests end it)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="pidkit-pg-listener", daemon=True)
         self._thread.start()
 
-    def token(self) -> int | None:
+    def heard(self) -> int | None:
         """The count of notifications heard, or ``None`` while not listening."""
         return self._heard if self._listening else None
 
@@ -348,21 +374,28 @@ class _ChangeListener:
         while not self._stop.is_set():
             try:
                 with psycopg.connect(self._url, autocommit=True, **self._connect) as conn:
+                    self.backend_pid = conn.info.backend_pid
+                    (schema,) = conn.execute("SELECT current_schema()").fetchone() or ("",)
+                    probe = f"{schema}\x1fprobe:{id(self)}:{time.monotonic()}"  # not a schema name
                     conn.execute(f"LISTEN {self.CHANNEL}")
-                    self._heard += 1
-                    self._listening = True
+                    conn.execute("SELECT pg_notify(%s, %s)", (self.CHANNEL, probe))
                     while not self._stop.is_set():
-                        for _ in conn.notifies(timeout=0.5):
-                            self._heard += 1
-            except psycopg.Error:
-                pass  # the server went away: not listening until a new connection listens
+                        for note in conn.notifies(timeout=0.5):
+                            if note.payload == probe:
+                                self._heard += 1
+                                self._listening = True
+                            elif note.payload == schema:
+                                self._heard += 1
+            except Exception as exc:  # the server went away, or the connection could not be made
+                if not self._stop.is_set():
+                    _log.warning("pidkit: not listening for NAAN changes (%s); retrying", _one_line(exc))
             finally:
                 self._listening = False
                 self._heard += 1
             self._stop.wait(1.0)
 
     def close(self) -> None:
-        """Stop listening (within half a second)."""
+        """Stop listening (within half a second, or once a connection being made gives up)."""
         self._stop.set()
         self._thread.join(timeout=2.0)
 

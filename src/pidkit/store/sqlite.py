@@ -273,16 +273,25 @@ class SqliteStore(SqlStore):
             self._readers.clear()
             self._conn.close()
 
-    def change_token(self) -> tuple[int, int] | None:
-        """This thread's read connection and its ``PRAGMA data_version``, which SQLite changes whenever
-        another connection — the store's own write connection, another process — commits (a look at the
-        WAL index in shared memory: no disk read).  ``None`` for a private in-memory store, whose one
-        connection both reads and writes."""
+    def naans_token(self) -> tuple[FileId | None, int, int] | None:
+        """The store file's identity (a restore that replaced it), this thread's read connection and its
+        ``PRAGMA data_version``, which SQLite changes whenever another connection — the store's own write
+        connection, another process — commits (a look at the WAL index in shared memory: no disk read);
+        so it changes with every commit, not only the NAANs'.  ``None`` for a private in-memory store,
+        whose one connection both reads and writes.
+
+        >>> import tempfile
+        >>> with SqliteStore(f"{tempfile.mkdtemp()}/t.db") as s:
+        ...     before = s.naans_token()
+        ...     _ = s.add_naan("99999")
+        ...     before != s.naans_token()
+        True
+        """
         if self._private:
             return None
         conn = self._reader()
         (version,) = conn.execute("PRAGMA data_version").fetchone()
-        return id(conn), int(version)
+        return file_id(self._abspath), id(conn), int(version)
 
     def _reader(self) -> sqlite3.Connection:
         """This thread's read connection (opened on first use)."""

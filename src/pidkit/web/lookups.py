@@ -16,7 +16,7 @@ app's store, running each read where the store says it belongs (:attr:`pidkit.st
 
 Which NAANs the store serves, and under which it holds any ARK binding (:meth:`pidkit.store.Store.naan_names`,
 :meth:`~pidkit.store.Store.bound_naans`), is kept in memory, exact: the two sets are read again only when
-the store's :meth:`~pidkit.store.Store.change_token` changed (SQLite: ``PRAGMA data_version``, which any
+the store's :meth:`~pidkit.store.Store.naans_token` changed (SQLite: ``PRAGMA data_version``, which any
 commit by another connection changes; PostgreSQL: a NOTIFY of migration 7's triggers, heard by a
 listener thread).  An ARK under a NAAN the store binds nothing under — every ARK the NAAN registry or N2T
 answers — is then decided without reading the store at all; a write is seen by the next request
@@ -94,8 +94,8 @@ class StoreLookup:
         self._served: frozenset[str] | None = None  # the NAANs the store serves, once read
         self._served_until = 0.0  # until when (of clock) that set holds
         self._reading_served = False  # a request is reading it again
-        #: The store's change token and, read after it, the NAANs it serves and those it binds under.
-        self._known: tuple[Hashable, frozenset[str], frozenset[str]] | None = None
+        #: The store, its NAANs token and, read after it, the NAANs it serves and those it binds under.
+        self._known: tuple[Store, Hashable, frozenset[str], frozenset[str]] | None = None
 
     def _mode(self) -> LookupMode:
         store = self.holder.peek()  # never opens the store on the event loop
@@ -115,18 +115,18 @@ class StoreLookup:
 
     async def _naan_sets(self) -> tuple[frozenset[str], frozenset[str]] | None:
         """The NAANs the store serves and those it binds under, exact: kept while the store's
-        :meth:`~pidkit.store.Store.change_token` stays the same (asked on the event loop: in memory or a
+        :meth:`~pidkit.store.Store.naans_token` stays the same (asked on the event loop: in memory or a
         local pragma), read again (where the store says) when it changed; ``None`` when the store cannot
         tell (no token, or no set of bound NAANs) or is not open yet."""
         store = self.holder.peek()  # never opens the store on the event loop
         if store is None:
             return None
-        token = store.change_token()
+        token = store.naans_token()
         if token is None:
             return None
         known = self._known
-        if known is not None and known[0] == token:
-            return known[1], known[2]
+        if known is not None and known[0] is store and known[1] == token:  # a store opened again: read
+            return known[2], known[3]
 
         def read(store: Store) -> tuple[frozenset[str], frozenset[str] | None]:
             return store.naan_names(), store.bound_naans()  # after the token: never older than it
@@ -134,7 +134,7 @@ class StoreLookup:
         served, bound = await self._run(read, inline=self._mode() == "inline")
         if bound is None:
             return None
-        self._known = (token, served, bound)
+        self._known = (store, token, served, bound)
         return served, bound
 
     async def may_be_bound(self, naan: str) -> bool:
