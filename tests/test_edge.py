@@ -437,6 +437,21 @@ def until(check: Any, timeout: float = 30) -> None:
         time.sleep(0.1)
 
 
+@contextlib.contextmanager
+def sigint_default() -> Iterator[None]:
+    """Let the children started inside get SIGINT's default action (Python's KeyboardInterrupt) even when
+    this process was started with SIGINT ignored — as a shell starts a background job (``make test &``):
+    an ignored signal stays ignored across ``exec``, a handled one does not."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def test_watch_rewrites_and_reloads(tmp_path: Path) -> None:
     nginx = nginx_binary()
     url = f"sqlite:///{tmp_path / 'w.db'}"
@@ -446,14 +461,20 @@ def test_watch_rewrites_and_reloads(tmp_path: Path) -> None:
     port, dead = free_port(), free_port()  # nothing listens upstream: only nginx's own answers are 302
     conf = nginx_conf(tmp_path, tmp_path, port)
     reload_cmd = f"{nginx} -c {conf} -p {tmp_path} -s reload"
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "pidkit", "edge", "nginx", str(tmp_path), "--db", url, "--watch", "--interval",
-         "0.2", "--upstream", f"http://127.0.0.1:{dead}", "--reload-command", reload_cmd],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        until(lambda: (tmp_path / SERVER_FILE).exists())
-        with running([nginx, "-c", str(conf), "-p", str(tmp_path)], port, "nginx"):
+    edge = [sys.executable, "-m", "pidkit", "edge", "nginx", str(tmp_path), "--db", url,
+            "--upstream", f"http://127.0.0.1:{dead}"]  # fmt: skip
+    subprocess.run(edge, check=True, capture_output=True, timeout=60)  # the files nginx's conf includes
+    first_written = (tmp_path / MAP_FILE).stat().st_mtime_ns
+    # nginx runs before the watcher starts: its first reload never races nginx's own start (a SIGHUP
+    # before the master set its handlers would end it)
+    with running([nginx, "-c", str(conf), "-p", str(tmp_path)], port, "nginx"):
+        with sigint_default():
+            watcher = subprocess.Popen(
+                [*edge, "--watch", "--interval", "0.2", "--reload-command", reload_cmd],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )
+        try:
+            until(lambda: (tmp_path / MAP_FILE).stat().st_mtime_ns != first_written)
             assert ask(port, "GET", "/ark:12345/first").location == "https://example.org/first"
             assert ask(port, "GET", "/ark:12345/new").status == 502
             mtime = (tmp_path / MAP_FILE).stat().st_mtime_ns
@@ -465,12 +486,12 @@ def test_watch_rewrites_and_reloads(tmp_path: Path) -> None:
             with open_store(url) as store:
                 store.tombstone("ark:12345/first", "gone")
             until(lambda: ask(port, "GET", "/ark:12345/first").status == 502)
-    finally:
-        watcher.send_signal(signal.SIGINT)
-        try:
-            out, _ = watcher.communicate(timeout=20)
         finally:
-            stop(watcher)
+            watcher.send_signal(signal.SIGINT)
+            try:
+                out, _ = watcher.communicate(timeout=30)
+            finally:
+                stop(watcher)
     assert watcher.returncode == 130, out
     assert out.count("wrote ") >= 3 and "interrupted" in out, out
 
