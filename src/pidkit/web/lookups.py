@@ -145,7 +145,7 @@ class StoreLookup:
 
     async def naan_served(self, naan: str) -> bool:
         """True if the store holds ``naan``: a look in the set of the store's NAANs — exact while the
-        store's change token holds (:meth:`_naan_sets`); for a store without one, read again (where the
+        store's NAANs token holds (:meth:`_naan_sets`); for a store without one, read again (where the
         store says, never batched) when it is older than :data:`SERVED_TTL` second."""
         sets = await self._naan_sets()
         if sets is not None:
