@@ -172,13 +172,12 @@ class SqliteStore(SqlStore):
         the rowid of the highest one) — a restore and an import only insert and update."""
         names = (_INSERT_TRIGGER, *_ROW_TRIGGERS)
         cur.execute(f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN "
-                    f"({', '.join('?' * len(names))})", names)  # fmt: skip
+                    f"({', '.join('?' * (len(names) + 1))})", (*names, _NAAN_TRIGGER))  # fmt: skip
         found: dict[str, str] = dict(cur.fetchall())
+        naan_trigger = found.pop(_NAAN_TRIGGER, None)  # migration 7's, where the store has it
         if set(found) != set(names):  # a store of an older schema being migrated: nothing to defer
             yield
             return
-        cur.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (_NAAN_TRIGGER,))
-        naan_trigger = cur.fetchone()
         cur.execute("SELECT coalesce(max(rowid), 0) FROM bindings")
         (highest,) = cur.fetchone()
         guarded = {}
@@ -206,7 +205,7 @@ class SqliteStore(SqlStore):
             naan = _KEY_NAAN.format(key="key")
             cur.execute(f"INSERT OR IGNORE INTO bound_naans (naan) SELECT DISTINCT {naan} FROM bindings "
                         "WHERE kind = 'ark' AND rowid > ?", (highest,))  # fmt: skip
-            cur.execute(naan_trigger[0])
+            cur.execute(naan_trigger)
 
     def _connect(self, *, create: bool = False) -> sqlite3.Connection:
         """A connection to the store's file; only the first one may create it (``mode=rwc``), the
