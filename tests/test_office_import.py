@@ -39,8 +39,11 @@ Office = tuple[TestClient, Store]
 
 
 @pytest.fixture
-def office(seeded: Seeded) -> Iterator[Office]:
-    """The app over the seeded store with the users of ``test_office``."""
+def office(seeded: Seeded, tmp_path_factory: pytest.TempPathFactory,
+           monkeypatch: pytest.MonkeyPatch) -> Iterator[Office]:
+    """The app over the seeded store with the users of ``test_office``; its staged imports go to a
+    directory of this test's own (``/tmp``'s is shared with every test running at the same time)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tmp")))
     yield from office_app(seeded)
 
 

@@ -48,7 +48,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_pages_in_a_browser(server: tuple[str, dict[str, str]], viewport: str) -> None:
     _need_browser()
-    from playwright.sync_api import Route, sync_playwright
+    from playwright.sync_api import Route, expect, sync_playwright
 
     base, roles = server
     ARTIFACTS.mkdir(exist_ok=True)
@@ -89,17 +89,18 @@ def test_pages_in_a_browser(server: tuple[str, dict[str, str]], viewport: str) -
             page.get_by_label("Inspect any identifier").fill("AYvP5WgA-_-_ASNFZ4mr")
             page.get_by_label("Inspect any identifier").press("Enter")
             page.wait_for_url("**/inspect?id=*")
-            assert page.get_by_role("heading", name="xarkid (best reading) valid").is_visible()
-            assert page.get_by_text("2023-11-14T22:13:20.000Z").first.is_visible()
+            expect(page.get_by_role("heading", name="xarkid (best reading) valid")).to_be_visible()
+            expect(page.get_by_text("2023-11-14T22:13:20.000Z").first).to_be_visible()
             page.screenshot(path=str(ARTIFACTS / f"inspect-{viewport}.png"), full_page=True)
 
             # The ?info page (HTML for a browser) and the tombstone page.
             page.goto(base + roles["public"] + "?info")
-            assert page.get_by_role("heading", name="A Study of Rhythm in Bach's Orgelbüchlein").is_visible()
+            shown = page.get_by_role("heading", name="A Study of Rhythm in Bach's Orgelbüchlein")
+            expect(shown).to_be_visible()
             page.screenshot(path=str(ARTIFACTS / f"info-{viewport}.png"), full_page=True)
             response = page.goto(base + roles["tombstoned"])
             assert response is not None and response.status == 410
-            assert page.get_by_text("withdrawn for good").is_visible()
+            expect(page.get_by_text("withdrawn for good")).to_be_visible()
             page.screenshot(path=str(ARTIFACTS / f"tombstone-{viewport}.png"), full_page=True)
         finally:
             browser.close()

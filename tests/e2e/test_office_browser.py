@@ -59,7 +59,7 @@ def _axe(page: Any, where: str) -> None:
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str) -> None:
     _need_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     base, user, password = office
     size = VIEWPORTS[viewport]
@@ -74,6 +74,7 @@ def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str) -
             page.route("https://example.org/**", lambda route: route.abort())  # targets are never fetched
 
             def check(step: str) -> None:
+                page.wait_for_load_state()  # a click that navigates returns before the new page has loaded
                 width = page.evaluate("document.documentElement.scrollWidth")
                 assert width <= size["width"], (step, width)
                 shot = folder / f"{len(shots):02d}-{step}.png"
@@ -87,12 +88,12 @@ def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str) -
             page.get_by_label("User name").fill(user)
             page.get_by_label("Password").fill("not the password")
             page.get_by_role("button", name="Sign in").click()
-            assert page.get_by_role("alert").is_visible()  # refused, said so
+            expect(page.get_by_role("alert")).to_be_visible()  # refused, said so
             page.get_by_label("User name").fill(user)
             page.get_by_label("Password").fill(password)
             page.get_by_label("Password").press("Enter")
             page.wait_for_url("**/office")
-            assert page.get_by_role("heading", name="Dashboard").is_visible()
+            expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
             check("dashboard")
 
             page.get_by_role("link", name="Create").click()
@@ -105,24 +106,25 @@ def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str) -
             page.wait_for_url("**/office/id?ark=*")
             ark = page.locator("h1").inner_text()
             assert ark.startswith("ark:99999/fk4")
-            assert page.get_by_role("cell", name=f"Made in a browser ({viewport})", exact=True).is_visible()
-            assert page.get_by_text("by user:demo").first.is_visible()
+            shown = page.get_by_role("cell", name=f"Made in a browser ({viewport})", exact=True)
+            expect(shown).to_be_visible()
+            expect(page.get_by_text("by user:demo").first).to_be_visible()
             check("ark")
 
             page.get_by_role("link", name="Edit").click()
             page.get_by_label("Target URL").fill(f"https://example.org/e2e/{viewport}/moved")
             page.get_by_role("button", name="Preview the changes").click()
-            assert page.get_by_role("heading", name="These fields change").is_visible()
+            expect(page.get_by_role("heading", name="These fields change")).to_be_visible()
             check("edit-preview")
             page.get_by_role("button", name="Apply these changes").click()
             page.wait_for_url("**/office/id?ark=*")
-            assert page.get_by_role("link", name=f"https://example.org/e2e/{viewport}/moved").is_visible()
+            expect(page.get_by_role("link", name=f"https://example.org/e2e/{viewport}/moved")).to_be_visible()
 
             page.get_by_label("Reason for withdrawing").fill("moved to another catalogue")
             page.get_by_role("button", name="Withdraw").click()
             page.wait_for_url("**/office/id?ark=*")
-            assert page.get_by_text("withdrawn", exact=True).first.is_visible()
-            assert page.get_by_text("moved to another catalogue").first.is_visible()
+            expect(page.get_by_text("withdrawn", exact=True).first).to_be_visible()
+            expect(page.get_by_text("moved to another catalogue").first).to_be_visible()
             check("withdrawn")
 
             page.get_by_role("link", name="Find").click()
@@ -130,7 +132,7 @@ def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str) -
             page.get_by_label("Status").select_option("unavailable")
             page.get_by_role("button", name="Find").click()
             page.wait_for_url("**/office/find?*")
-            assert page.get_by_role("link", name=ark).is_visible()
+            expect(page.get_by_role("link", name=ark)).to_be_visible()
             check("find")
 
             page.get_by_role("link", name="API keys").click()
@@ -149,7 +151,7 @@ def test_a_day_in_the_back_office(office: tuple[str, str, str], viewport: str) -
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], viewport: str) -> None:
     _need_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     base = office[0]
     size = VIEWPORTS[viewport]
@@ -167,6 +169,7 @@ def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], vie
             page.route("https://example.org/**", lambda route: route.abort())
 
             def check(step: str) -> None:
+                page.wait_for_load_state()  # a click that navigates returns before the new page has loaded
                 width = page.evaluate("document.documentElement.scrollWidth")
                 assert width <= size["width"], (step, width)
                 shot = folder / f"{len(shots):02d}-{step}.png"
@@ -196,7 +199,7 @@ def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], vie
             form.get_by_label("Shoulder", exact=True).fill(f"m{len(viewport)}")
             form.get_by_role("button", name="Create the minter").click()
             page.wait_for_url("**/office/admin/minters")
-            assert page.get_by_role("rowheader", name=f"m-{viewport}").is_visible()
+            expect(page.get_by_role("rowheader", name=f"m-{viewport}")).to_be_visible()
             page.goto(base + "office/admin/users")
             check("admin-users")
             page.get_by_role("link", name=ADMIN).click()
@@ -218,21 +221,21 @@ def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], vie
 
             upload(line + "\n{bad\n")
             page.get_by_role("button", name="Check the file").click()
-            assert page.get_by_role("rowheader", name="line 2").is_visible()  # the bad line, named
+            expect(page.get_by_role("rowheader", name="line 2")).to_be_visible()  # the bad line, named
             check("import-problems")
             upload(line + "\n")
             page.get_by_role("button", name="Check the file").click()
-            assert page.get_by_role("heading", name="Import: preview").is_visible()
+            expect(page.get_by_role("heading", name="Import: preview")).to_be_visible()
             check("import-preview")
             page.get_by_role("button", name="Import these bindings").click()
-            assert page.get_by_role("heading", name="Imported").is_visible()
+            expect(page.get_by_role("heading", name="Imported")).to_be_visible()
 
             page.get_by_role("link", name="Export").click()
             check("export")
 
             page.goto(base + "office/id?ark=" + ark)
             copy = page.get_by_role("button", name="Copy ARK")  # added by /static/office.js
-            assert copy.is_visible()
+            expect(copy).to_be_visible()
             copy.click()
             status = page.locator("section .hint[role=status]")
             page.wait_for_function("() => document.querySelector('section .hint[role=status]').textContent")
@@ -240,7 +243,7 @@ def test_admin_import_export_copy_and_api_docs(office: tuple[str, str, str], vie
             check("ark-copy")
 
             page.goto(base + "api/docs")
-            assert page.get_by_role("heading", name="pidkit API").is_visible()
+            expect(page.get_by_role("heading", name="pidkit API")).to_be_visible()
             check("api-docs")
             assert not violations, violations
         finally:
@@ -272,7 +275,7 @@ def test_keyboard_only_sign_in_and_mint(office: tuple[str, str, str], viewport: 
     """Sign in and mint an ARK with the keyboard alone (Tab, typing, Enter); every element the focus
     reaches on the way shows it (an outline of some width, or a box shadow)."""
     _need_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     base, user, password = office
     size = VIEWPORTS[viewport]
@@ -326,8 +329,9 @@ def test_keyboard_only_sign_in_and_mint(office: tuple[str, str, str], viewport: 
             page.keyboard.press("Enter")
             page.wait_for_url("**/office/id?ark=*")
             assert page.locator("h1").inner_text().startswith("ark:99999/fk4")
-            assert page.get_by_role("cell", name=f"Typed, not clicked ({viewport})", exact=True).is_visible()
-            assert page.get_by_role("link", name=f"https://example.org/keyboard/{viewport}").is_visible()
+            shown = page.get_by_role("cell", name=f"Typed, not clicked ({viewport})", exact=True)
+            expect(shown).to_be_visible()
+            expect(page.get_by_role("link", name=f"https://example.org/keyboard/{viewport}")).to_be_visible()
             shot("minted")
         finally:
             browser.close()

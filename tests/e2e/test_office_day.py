@@ -89,7 +89,7 @@ def store_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     _need_browser()
-    from playwright.sync_api import FilePayload, sync_playwright
+    from playwright.sync_api import FilePayload, expect, sync_playwright
 
     backend = "postgres" if store_db.startswith("postgresql") else "sqlite"
     shots = _shots_folder(f"day-{backend}-{viewport}")
@@ -110,6 +110,7 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             page.route("https://example.org/**", lambda route: route.abort())  # targets are never fetched
 
             def check(step: str) -> None:
+                page.wait_for_load_state()  # a click that navigates returns before the new page has loaded
                 width = page.evaluate("document.documentElement.scrollWidth")
                 assert width <= size["width"], (step, width)
                 shot = shots / f"{len(taken):02d}-{step}.png"
@@ -127,7 +128,7 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             assert "/office/signin" in page.url
             check("signin")
             sign_in(password + "x")
-            assert page.get_by_role("alert").is_visible()
+            expect(page.get_by_role("alert")).to_be_visible()
             check("signin-refused")
             sign_in(password)
             page.wait_for_url("**/office")
@@ -153,20 +154,20 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             form = page.locator("form[action='/office/reserve']")
             form.get_by_label("How many").fill("3")
             form.get_by_role("button", name="Mint reserved ids").click()
-            assert page.get_by_role("heading", name="Reserved ids").is_visible()
+            expect(page.get_by_role("heading", name="Reserved ids")).to_be_visible()
             reserved = page.locator("main ul a.mono").all_inner_texts()
             assert len(reserved) == 3 and all(a.startswith("ark:99999/fk4") for a in reserved), reserved
             check("reserved")
             page.get_by_role("link", name=reserved[0]).click()
             page.wait_for_url("**/office/id?ark=*")
-            assert page.get_by_text("reserved", exact=True).first.is_visible()
+            expect(page.get_by_text("reserved", exact=True).first).to_be_visible()
             page.get_by_role("button", name="Delete this reserved id").click()
-            assert page.get_by_role("heading", name="Deleted").is_visible()
-            assert page.get_by_text("never minted again").is_visible()
+            expect(page.get_by_role("heading", name="Deleted")).to_be_visible()
+            expect(page.get_by_text("never minted again")).to_be_visible()
             check("deleted")
             gone = page.goto(base + "office/id?ark=" + reserved[0])
             assert gone is not None and gone.status == 404
-            assert page.get_by_role("heading", name="Not found").is_visible()
+            expect(page.get_by_role("heading", name="Not found")).to_be_visible()
             check("not-found")
 
             # the first moves and gets a better title
@@ -179,32 +180,32 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             check("edit-preview")
             page.get_by_role("button", name="Apply these changes").click()
             page.wait_for_url("**/office/id?ark=*")
-            assert page.get_by_role("link", name="https://example.org/day/0/moved").is_visible()
-            assert page.get_by_role("cell", name="Letter 0, from Ada to Charles", exact=True).is_visible()
+            expect(page.get_by_role("link", name="https://example.org/day/0/moved")).to_be_visible()
+            expect(page.get_by_role("cell", name="Letter 0, from Ada to Charles", exact=True)).to_be_visible()
 
             # a form whose CSRF token was tampered with changes nothing
             page.get_by_role("link", name="Edit").click()
             page.get_by_label("Target URL").fill("https://example.org/day/0/hijacked")
             page.evaluate("document.querySelectorAll('input[name=csrf]').forEach(i => i.value = 'forged')")
             page.get_by_role("button", name="Preview the changes").click()
-            assert page.get_by_text("security token").first.is_visible()
+            expect(page.get_by_text("security token").first).to_be_visible()
             check("csrf-refused")
             page.goto(base + "office/id?ark=" + arks[0])
-            assert page.get_by_role("link", name="https://example.org/day/0/moved").is_visible()
+            expect(page.get_by_role("link", name="https://example.org/day/0/moved")).to_be_visible()
 
             # the second is withdrawn, then found
             page.goto(base + "office/id?ark=" + arks[1])
             page.get_by_label("Reason for withdrawing").fill("the letter went back to the family")
             page.get_by_role("button", name="Withdraw").click()
             page.wait_for_url("**/office/id?ark=*")
-            assert page.get_by_text("withdrawn", exact=True).first.is_visible()
+            expect(page.get_by_text("withdrawn", exact=True).first).to_be_visible()
             check("withdrawn")
             page.get_by_role("link", name="Find").click()
             page.get_by_label("ARK or its beginning").fill(arks[1])
             page.get_by_label("Status").select_option("unavailable")
             page.get_by_role("button", name="Find").click()
             page.wait_for_url("**/office/find?*")
-            assert page.get_by_role("link", name=arks[1]).is_visible()
+            expect(page.get_by_role("link", name=arks[1])).to_be_visible()
             assert page.get_by_role("link", name=arks[2]).count() == 0
             check("find")
 
@@ -227,7 +228,7 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             page.get_by_label("Format").select_option("csv")
             page.get_by_label("File").set_input_files(files=[sheet(bad=True)])
             page.get_by_role("button", name="Check the file").click()
-            assert page.get_by_role("rowheader", name="line 3").is_visible()  # the bad row, by its line
+            expect(page.get_by_role("rowheader", name="line 3")).to_be_visible()  # the bad row, by its line
             check("import-refused")
             page.goto(base + "office/id?ark=" + good[0])
             assert page.get_by_role("heading", name=good[0]).count() == 0  # nothing of it was written
@@ -235,13 +236,13 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             page.get_by_label("Format").select_option("csv")
             page.get_by_label("File").set_input_files(files=[sheet(bad=False)])
             page.get_by_role("button", name="Check the file").click()
-            assert page.get_by_role("heading", name="Import: preview").is_visible()
+            expect(page.get_by_role("heading", name="Import: preview")).to_be_visible()
             check("import-preview")
             page.get_by_role("button", name="Import these bindings").click()
-            assert page.get_by_role("heading", name="Imported").is_visible()
+            expect(page.get_by_role("heading", name="Imported")).to_be_visible()
             check("imported")
             page.goto(base + "office/id?ark=" + good[1])
-            assert page.get_by_role("link", name="https://example.org/sheet/1").is_visible()
+            expect(page.get_by_role("link", name="https://example.org/sheet/1")).to_be_visible()
 
             # a long file is imported in the background, its progress followed on a page that office.js
             # updates in place (no timed reload); the store's write lock is held meanwhile so that the
@@ -255,26 +256,26 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             long = FilePayload(name="long.jsonl", mimeType="application/x-ndjson", buffer=lines.encode())
             page.get_by_label("File").set_input_files(files=[long])
             page.get_by_role("button", name="Check the file").click()
-            assert page.get_by_role("heading", name="Import: preview").is_visible()
+            expect(page.get_by_role("heading", name="Import: preview")).to_be_visible()
             parked: list[Any] = []  # the page's reads of itself wait while it is checked (not its first load)
             progress = "**/office/import/progress?*"
             page.route(progress, lambda r: r.continue_() if r.request.redirected_from else parked.append(r))
             with _writes_held(store_db):
                 page.get_by_role("button", name="Import these bindings").click()
                 page.wait_for_url(progress)
-                assert page.get_by_role("heading", name="Importing").is_visible()
-                assert page.get_by_role("progressbar", name="Lines imported").is_visible()
-                assert page.get_by_role("link", name="Check again").is_visible()
+                expect(page.get_by_role("heading", name="Importing")).to_be_visible()
+                expect(page.get_by_role("progressbar", name="Lines imported")).to_be_visible()
+                expect(page.get_by_role("link", name="Check again")).to_be_visible()
                 check("import-progress")
             page.unroute(progress)
             for r in parked:
                 r.continue_()
             page.get_by_role("heading", name="Imported", exact=True).wait_for(timeout=120_000)
             n = INLINE_LINES + 1
-            assert page.get_by_text(f"{n} bindings imported ({n} new, 0 updated)").is_visible()
+            expect(page.get_by_text(f"{n} bindings imported ({n} new, 0 updated)")).to_be_visible()
             check("import-done")
             page.goto(base + "office/id?ark=" + many[-1])
-            assert page.get_by_role("link", name=f"https://example.org/bg/{INLINE_LINES}").is_visible()
+            expect(page.get_by_role("link", name=f"https://example.org/bg/{INLINE_LINES}")).to_be_visible()
 
             # the shoulder, exported as CSV
             page.get_by_role("link", name="Export").click()
@@ -297,14 +298,14 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             page.get_by_label(f"I understand that {arks[2]} is withdrawn for good").check()
             page.get_by_role("button", name="Tombstone", exact=True).click()
             page.wait_for_url("**/office/id?ark=*")
-            assert page.get_by_text("tombstoned", exact=True).first.is_visible()
-            assert page.get_by_text("a duplicate of another letter").first.is_visible()
+            expect(page.get_by_text("tombstoned", exact=True).first).to_be_visible()
+            expect(page.get_by_text("a duplicate of another letter").first).to_be_visible()
             check("tombstoned")
 
             # not for this user: the administration (403), and a page the office does not have (404)
             refused = page.goto(base + "office/admin")
             assert refused is not None and refused.status == 403
-            assert page.get_by_role("heading", name="Administrators only").is_visible()
+            expect(page.get_by_role("heading", name="Administrators only")).to_be_visible()
             check("forbidden")
             missing = page.goto(base + "office/no-such-page")
             assert missing is not None and missing.status == 404
@@ -328,7 +329,7 @@ def test_a_whole_day(store_db: str, viewport: str, tmp_path: Path, request: pyte
             assert bound.status_code == 201, bound.text
             page.goto(base + "office/id?ark=" + by_key)
             assert page.locator("h1").inner_text() == by_key
-            assert page.get_by_role("link", name="https://example.org/job").is_visible()
+            expect(page.get_by_role("link", name="https://example.org/job")).to_be_visible()
             check("minted-by-key")
 
             # the session runs out: back to the sign-in page, then in again and out for the day
