@@ -277,6 +277,70 @@ def test_a_bad_dump_restores_nothing(
         assert set(counts.values()) == {0}, counts
 
 
+def _long_dump(bound: int, held: int | None = None, minters: int = 1) -> list[str]:
+    """A dump of ``bound`` public ARK bindings ``ark:99999/zx<i>`` with their history, ``minters`` minters
+    and, with ``held``, a hold of ``zx<held>``: tables longer than a chunk of a restore."""
+    from pidkit.store.dump import DumpHeader, header_line, row_line
+    from pidkit.store.migrations import LATEST
+
+    at = "2026-01-01T00:00:00.000000Z"
+    rows: dict[str, list[tuple[object, ...]]] = {
+        "naans": [(NAAN, "Test", at)],
+        "minters": [(f"m{i}", NAAN, "zx.zd", 0, 0, at) for i in range(minters)],
+        "holds": [] if held is None else [(NAAN, f"zx{held}", at)],
+        "bindings": [
+            ("ark", f"ark:{NAAN}/zx{i}", f"ark:{NAAN}/zx{i}", f"https://example.org/{i}", "", f"Item {i}", "",
+             "", "", "", "", "", 0, "public", NAAN, "zx", None, None, None, "{}", at, at)
+            for i in range(bound)
+        ],
+        "history": [
+            (f"h{i:09d}", at, "cli:test", "create", "ark", f"ark:{NAAN}/zx{i}", None, None)
+            for i in range(bound)
+        ],
+    }  # fmt: skip
+    counts = {table.name: len(rows.get(table.name, [])) for table in TABLES}
+    lines = [header_line(DumpHeader("sqlite", LATEST, counts))]
+    for table in TABLES:
+        lines += [row_line(table, row) for row in rows.get(table.name, [])]
+    return lines
+
+
+def _line_of(lines: list[str], text: str) -> int:
+    """The number of the first line holding ``text``."""
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+@pytest.mark.parametrize("case", ["duplicate", "not-json", "held", "unknown-naan"])
+def test_a_refused_row_deep_in_a_long_table_is_named(new_url: Callable[[], str], case: str) -> None:
+    """A bad row far into a table (past several chunks of a restore, which PostgreSQL streams to the
+    server as they are read) is named by its own line, and nothing is restored."""
+    key = f'"key":"ark:{NAAN}/zx4321"'
+    if case == "duplicate":
+        lines = _long_dump(5000)
+        n = _line_of(lines, key) + 1
+        lines.insert(n - 1, lines[n - 2])
+        message = f"bindings row refused: .* on line {n}$"
+    elif case == "not-json":
+        lines = _long_dump(5000)
+        n = _line_of(lines, key)
+        lines[n - 1] = lines[n - 1][:40] + "\n"
+        message = f"not JSON .* on line {n}$"
+    elif case == "held":
+        lines = _long_dump(5000, held=4321)
+        n = _line_of(lines, key)
+        message = f"bindings row refused: ark:{NAAN}/zx4321 is held: .* on line {n}$"
+    else:  # a foreign key, which PostgreSQL checks at the end of a COPY, not at the row
+        lines = _long_dump(10, minters=4500)
+        n = _line_of(lines, '"name":"m4321"')
+        lines[n - 1] = lines[n - 1].replace(f'"naan":"{NAAN}"', '"naan":"12345"')
+        message = f"minters row refused: .* on line {n}$"
+    with open_store(new_url()) as target:
+        with pytest.raises(StoreError, match=message):
+            target.restore(lines)
+        counts = json.loads(_dump(target)[0])["counts"]
+        assert set(counts.values()) == {0}, counts
+
+
 def test_dump_streams_in_constant_memory(tmp_path: Path) -> None:
     """The dump of 200,000 minted ids is written row by row: the Python heap does not grow with it."""
     import tracemalloc

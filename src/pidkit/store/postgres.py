@@ -27,6 +27,7 @@ execution is planned with its own parameters on the current statistics.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
@@ -65,6 +66,10 @@ MIGRATION_LOCK: Final = 0x706964_6B6974
 #: First key of the two-key advisory locks serializing writes per NAAN (the second: hashtext(naan)).
 NAAN_LOCK: Final = 0x6E61616E  # "naan"
 _DEFAULT_POOL_MAX: Final = 10
+
+#: Rows per ``COPY`` of a restore into an empty store (:meth:`PostgresStore._restore_table`): memory is
+#: bounded by this, and the rows of one chunk are checked against the holds in one statement.
+_RESTORE_CHUNK: Final = 2000
 #: Seconds to wait for a pooled connection (and for the first one when opening).
 DEFAULT_TIMEOUT: Final = 3.0
 #: Seconds after which :meth:`PostgresStore.naans_token` changes even if nothing was heard.
@@ -304,6 +309,36 @@ class PostgresStore(SqlStore):
             for row in rows:
                 copy.write_row(row)
         return len(rows)
+
+    def _restore_table(
+        self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool
+    ) -> int:
+        """Into an empty store, each chunk of rows goes to the server as it is read: one ``COPY`` per
+        chunk, written row by row as the dump is parsed, so the server inserts (and computes the
+        full-text column) on the other core meanwhile instead of waiting for the whole chunk.  A chunk
+        the server refuses is rolled back to its savepoint and done again by :meth:`_restore_chunk`,
+        which names the line.  A merge inserts chunk by chunk (``ON CONFLICT DO NOTHING``)."""
+        if merge or not isinstance(cur, psycopg.Cursor):
+            return super()._restore_table(cur, table, rows, merge)
+        copy_sql = f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN"
+        inserted = 0
+        for first in rows:
+            chunk = [first]
+            cur.execute("SAVEPOINT pidkit_restore")
+            try:
+                with cur.copy(copy_sql) as copy:
+                    copy.write_row(first[1])
+                    for row in itertools.islice(rows, _RESTORE_CHUNK - 1):
+                        chunk.append(row)  # before it is sent: the row the server refuses is in the chunk
+                        copy.write_row(row[1])
+            except psycopg.Error:
+                cur.execute("ROLLBACK TO SAVEPOINT pidkit_restore")
+                self._restore_chunk(cur, table, chunk, merge)  # raises, naming the line
+                raise  # pragma: no cover - every row alone went in, so the chunk should have too
+            cur.execute("RELEASE SAVEPOINT pidkit_restore")
+            self._refuse_held_public(cur, table, chunk)
+            inserted += len(chunk)
+        return inserted
 
     @contextmanager
     def _load_empty(self, cur: Cursor) -> Iterator[None]:

@@ -19,6 +19,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import hmac
+import itertools
 import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -180,6 +181,35 @@ def _numbered_chunks(lines: Iterable[str], size: int) -> Iterator[list[tuple[int
 
 #: Retries of a mint batch that lost a race on the ``minted`` key to another minter (PostgreSQL).
 _MINT_RETRIES: Final = 5
+
+
+#: A row of a dump as :func:`~pidkit.store.dump.read_rows` gives it: ``(line number, table, values)``.
+_DumpRow = tuple[int, str, tuple[Any, ...]]
+
+
+class _TableRows:
+    """The rows of one table of a dump as ``(line number, values)``, read one at a time from
+    :func:`~pidkit.store.dump.read_rows`, from ``first`` up to the first row of another table, which is
+    kept (:attr:`next_row`; ``None`` at the end of the dump); :attr:`count`: the rows given so far."""
+
+    __slots__ = ("_name", "_rows", "count", "next_row")
+
+    def __init__(self, first: _DumpRow, rows: Iterator[_DumpRow]) -> None:
+        self._name = first[1]
+        self._rows = rows
+        self.next_row: _DumpRow | None = first
+        self.count = 0
+
+    def __iter__(self) -> Iterator[tuple[int, tuple[Any, ...]]]:
+        return self
+
+    def __next__(self) -> tuple[int, tuple[Any, ...]]:
+        row = self.next_row
+        if row is None or row[1] != self._name:
+            raise StopIteration
+        self.next_row = next(self._rows, None)
+        self.count += 1
+        return row[0], row[2]
 
 
 class Cursor(Protocol):
@@ -1287,25 +1317,19 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                         )
             bulk.enter_context(self._bulk_insert(cur) if merge else self._load_empty(cur))
             current: Table | None = None
-            chunk: list[tuple[int, tuple[Any, ...]]] = []  # (line number, values)
-            for number, name, values in read_rows(numbered, header.schema):
+            rows = read_rows(numbered, header.schema)
+            row = next(rows, None)
+            while row is not None:
+                number, name, _ = row
                 table = TABLES[order[name]]
-                if table is not current:
-                    if current is not None and order[name] < order[current.name]:
-                        raise StoreError(
-                            f"{name} rows after {current.name} rows: a dump lists each table once, "
-                            "in the order pidkit writes them", line=number
-                        )
-                    if chunk and current is not None:
-                        restored[current.name] += self._restore_chunk(cur, current, chunk, merge)
-                    current, chunk = table, []
-                chunk.append((number, values))
-                seen[name] += 1
-                if len(chunk) >= _CHUNK:
-                    restored[table.name] += self._restore_chunk(cur, table, chunk, merge)
-                    chunk = []
-            if chunk and current is not None:
-                restored[current.name] += self._restore_chunk(cur, current, chunk, merge)
+                if current is not None and order[name] <= order[current.name]:
+                    raise StoreError(
+                        f"{name} rows after {current.name} rows: a dump lists each table once, "
+                        "in the order pidkit writes them", line=number
+                    )
+                current, follow = table, _TableRows(row, rows)
+                restored[name] += self._restore_table(cur, table, follow, merge)
+                seen[name], row = follow.count, follow.next_row
             wrong = [f"{t}: {seen[t]} of {n}" for t, n in header.counts.items() if seen.get(t, 0) != n]
             wrong += [f"{t}: {n}, not in the header" for t, n in seen.items() if n and t not in header.counts]
             if wrong:
@@ -1341,6 +1365,16 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             "h.key = b.key) ON CONFLICT DO NOTHING",
         )
         return max(cur.rowcount, 0)
+
+    def _restore_table(
+        self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool
+    ) -> int:
+        """Insert one table's rows of a dump (``(line number, values)``, read as they are needed) in
+        chunks of :meth:`_restore_chunk`; return how many were inserted."""
+        inserted = 0
+        while chunk := list(itertools.islice(rows, _CHUNK)):
+            inserted += self._restore_chunk(cur, table, chunk, merge)
+        return inserted
 
     def _restore_chunk(
         self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]], merge: bool
