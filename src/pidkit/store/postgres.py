@@ -321,7 +321,7 @@ class PostgresStore(SqlStore):
         if merge or not isinstance(cur, psycopg.Cursor):
             return super()._restore_table(cur, table, rows, merge)
         copy_sql = f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN"
-        inserted = 0
+        inserted, held = 0, self._may_be_held(cur, table)
         for first in rows:
             chunk = [first]
             cur.execute("SAVEPOINT pidkit_restore")
@@ -336,7 +336,8 @@ class PostgresStore(SqlStore):
                 self._restore_chunk(cur, table, chunk, merge)  # raises, naming the line
                 raise  # pragma: no cover - every row alone went in, so the chunk should have too
             cur.execute("RELEASE SAVEPOINT pidkit_restore")
-            self._refuse_held_public(cur, table, chunk)
+            if held:
+                self._refuse_held_public(cur, table, chunk)
             inserted += len(chunk)
         return inserted
 

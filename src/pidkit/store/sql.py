@@ -1371,16 +1371,26 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     ) -> int:
         """Insert one table's rows of a dump (``(line number, values)``, read as they are needed) in
         chunks of :meth:`_restore_chunk`; return how many were inserted."""
-        inserted = 0
+        inserted, held = 0, self._may_be_held(cur, table)
         while chunk := list(itertools.islice(rows, _CHUNK)):
-            inserted += self._restore_chunk(cur, table, chunk, merge)
+            inserted += self._restore_chunk(cur, table, chunk, merge, held=held)
         return inserted
 
+    def _may_be_held(self, cur: Cursor, table: Table) -> bool:
+        """Whether :meth:`_refuse_held_public` may refuse rows of ``table`` restored now: ``bindings`` rows
+        only while the store holds some id (a dump's holds are restored before its bindings)."""
+        if table.name != "bindings":
+            return True
+        self._exec(cur, "SELECT 1 FROM holds LIMIT 1")
+        return cur.fetchone() is not None
+
     def _restore_chunk(
-        self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]], merge: bool
+        self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]], merge: bool, *,
+        held: bool = True,
     ) -> int:
         """Insert a chunk of dump rows (``(line number, values)``); a row the database refuses (a
-        duplicate key, a broken reference, a check) is found again row by row to name its line."""
+        duplicate key, a broken reference, a check) is found again row by row to name its line.  With
+        ``held`` (:meth:`_may_be_held`) the rows are then checked by :meth:`_refuse_held_public`."""
         self._exec(cur, "SAVEPOINT pidkit_restore")
         try:
             inserted = self._insert_rows(cur, table, [values for _, values in rows], merge)
@@ -1394,7 +1404,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     raise StoreError(f"{table.name} row refused: {said}", line=number) from None
             raise  # pragma: no cover - every row alone went in, so the chunk should have too
         self._exec(cur, "RELEASE SAVEPOINT pidkit_restore")
-        self._refuse_held_public(cur, table, rows)
+        if held:
+            self._refuse_held_public(cur, table, rows)
         return inserted
 
     def _refuse_held_public(
