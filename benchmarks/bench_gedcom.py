@@ -1,5 +1,5 @@
 """GEDCOM benchmark: ``pidkit gedcom audit``, ``add-uids`` and ``migrate`` on a 55 MB file vs. parsing alone
-with peers.
+with peers, and vs. gedcomkit (a Rust core) reading and writing the same file.
 
 The file is made by ``benchmarks/make_big_gedcom.py`` (royal92.ged replicated with renamed xrefs).  Each
 job runs in its own subprocess, which reports its wall time and its peak RSS (``VmHWM`` of its own
@@ -8,11 +8,17 @@ add-uids each take at most half the time the ``gedcom7`` and ``python-gedcom`` p
 parse the file, with pidkit's peak memory at most 100 MB (reported in the note).  ``migrate`` (both its
 passes, the 5.5 → 7.0 conversion and the writing) has the memory goal too, and at most the time the
 peers need to parse (it parses every line into structures as they do, then converts and writes them).
+
+The anchors of issue 18 are gedcomkit's: ``audit`` at most 0.7 of ``Gedcom.parse`` (reading the file's
+bytes included), ``add-uids`` (read, add, write) at most 1.0 of ``Gedcom.parse`` then ``to_bytes`` written
+to a file, at most 100 MB.  pidkit's jobs and gedcomkit's alternate, round by round (the ratio of each
+round is reported: the spread), and the load average is printed before and after.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +51,13 @@ elif which == "migrate":
     with GedcomReader.open(path) as reader:
         report, records = migrate(reader, index)
         write_records(out, report.bom, records)
+elif which in ("gedcomkit-parse", "gedcomkit-write"):
+    import gedcomkit
+    with open(path, "rb") as fh:
+        doc = gedcomkit.Gedcom.parse(fh.read())
+    if which == "gedcomkit-write":
+        with open(out, "wb") as fh:
+            fh.write(doc.to_bytes())
 elif which == "gedcom7":
     import gedcom7
     with open(path, "rb") as fh:
@@ -78,22 +91,17 @@ def _best(which: str, path: Path, out: Path, repeat: int) -> tuple[float, float]
     return min(r[0] for r in runs), max(r[1] for r in runs)
 
 
-def run(quick: bool) -> list[Result]:
-    path = make()
-    out = path.with_name("big-with-uids.ged")
-    size_mb = path.stat().st_size / 1e6
-    repeat = 1 if quick else 2
-    audit_s, audit_mb = _best("audit", path, out, repeat)
-    add_s, add_mb = _best("add-uids", path, out, repeat)
-    migrate_s, migrate_mb = _best("migrate", path, path.with_name("big-7.ged"), repeat)
+def _loadavg() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _peers(path: Path, out: Path, size_mb: float, jobs: dict[str, tuple[float, float]]) -> list[Result]:
+    """The rows against the two pure-Python parsers (each run once: 20 s apiece)."""
     g7_s, g7_mb = _best("gedcom7", path, out, 1)
     pg_s, pg_mb = _best("python-gedcom", path, out, 1)
     results = []
-    for name, secs, mb, goal in (
-        ("audit", audit_s, audit_mb, 0.5),
-        ("add-uids", add_s, add_mb, 0.5),
-        ("migrate", migrate_s, migrate_mb, 1.0),
-    ):
+    for name, goal in (("audit", 0.5), ("add-uids", 0.5), ("migrate", 1.0)):
+        secs, mb = jobs[name]
         memory_ok = "ok" if mb <= MAX_RSS_MB else "**over**"
         for peer, peer_s, peer_mb in (("gedcom7 load", g7_s, g7_mb), ("python-gedcom parse", pg_s, pg_mb)):
             results.append(
@@ -109,6 +117,47 @@ def run(quick: bool) -> list[Result]:
                     f"peer {peer_mb:.0f} MB)",
                 )
             )
+    return results
+
+
+#: pidkit's job, gedcomkit's job it is measured against, the goal (a maximum ratio).
+ANCHORED = (("audit", "gedcomkit-parse", 0.7), ("add-uids", "gedcomkit-write", 1.0))
+
+
+def run(quick: bool) -> list[Result]:
+    path = make()
+    out = path.with_name("big-with-uids.ged")
+    size_mb = path.stat().st_size / 1e6
+    rounds = 1 if quick else 5
+    load_before = _loadavg()
+    print(f"load average before: {load_before}", flush=True)
+    times: dict[str, list[tuple[float, float]]] = {}
+    for _ in range(rounds):  # interleaved: each round runs every job once, pidkit's and gedcomkit's
+        for which in ("audit", "gedcomkit-parse", "add-uids", "gedcomkit-write"):
+            times.setdefault(which, []).append(_job(which, path, out))
+    migrate = _best("migrate", path, path.with_name("big-7.ged"), 1 if quick else 2)
+    best = {which: (min(t for t, _ in runs), max(mb for _, mb in runs)) for which, runs in times.items()}
+    results = _peers(path, out, size_mb, {**best, "migrate": migrate})
+    load_after = _loadavg()
+    print(f"load average after: {load_after}", flush=True)
+    for ours, theirs, goal in ANCHORED:
+        (secs, mb), (peer_s, peer_mb) = best[ours], best[theirs]
+        spread = ", ".join(f"{a[0] / b[0]:.2f}" for a, b in zip(times[ours], times[theirs], strict=True))
+        memory_ok = "ok" if mb <= MAX_RSS_MB else "**over**"
+        results.append(
+            Result(
+                name=f"{ours}, {size_mb:.0f} MB file",
+                pidkit=f"pidkit gedcom {ours}",
+                pidkit_s=secs,
+                peer=f"gedcomkit {'parse' if theirs == 'gedcomkit-parse' else 'parse + to_bytes + write'}",
+                peer_s=peer_s,
+                max_ratio=goal,
+                unit="file",
+                note=f"(best of {rounds} interleaved rounds, ratio per round {spread}; peak RSS pidkit "
+                f"{mb:.0f} MB, goal ≤ {MAX_RSS_MB} MB: {memory_ok}; gedcomkit {peer_mb:.0f} MB; "
+                f"load average {load_before} before, {load_after} after)",
+            )
+        )
     return results
 
 

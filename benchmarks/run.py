@@ -41,6 +41,11 @@ def _cpu() -> str:
     return platform.processor() or "unknown CPU"
 
 
+def _loadavg() -> str:
+    """The 1-, 5- and 15-minute load averages: absolute figures drift with the machine's load."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def _fmt(seconds: float) -> str:
     if seconds >= 1:
         return f"{seconds:.2f} s"
@@ -73,7 +78,7 @@ def _write(body: str) -> None:
     print(f"wrote {DOC}")
 
 
-def _refresh(results: list[tuple[str, Result]], only: list[str], *, quick: bool) -> None:
+def _refresh(results: list[tuple[str, Result]], only: list[str], *, quick: bool, load: str) -> None:
     """Replace the rows of the benchmarks in ``results`` in the table of ``docs/performance.md`` (each
     module's rows where its first row was, or at the end), keep every other row, and say in the header
     which rows were re-measured, when and by what command."""
@@ -94,10 +99,10 @@ def _refresh(results: list[tuple[str, Result]], only: list[str], *, quick: bool)
     rows += [row for left in fresh.values() for row in left]
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     flags = ("--quick " if quick else "") + "--only " + " ".join(only) + " --refresh"
-    note = (f"- re-measured on {now} (`make bench BENCH_ARGS='{flags}'`): "
+    note = (f"- re-measured on {now} (`make bench BENCH_ARGS='{flags}'`, load average {load}): "
             f"the rows of {', '.join(sorted({m for m, _ in results}))}")
-    head = [line for line in lines[: start - 2] if not (line.startswith("- re-measured") and
-            all(m in line for m in {m for m, _ in results}))]  # fmt: skip
+    head = [_unnoted(line, {m for m, _ in results}) for line in lines[: start - 2]]
+    head = [line for line in head if line is not None]
     at = next(i for i, line in enumerate(head) if line.startswith("- Python:")) + 1
     head.insert(at, note)
     body = "\n".join([*head, *lines[start - 2 : start], *rows]) + "\n"
@@ -105,6 +110,22 @@ def _refresh(results: list[tuple[str, Result]], only: list[str], *, quick: bool)
     if extra.exists():
         body += "\n" + extra.read_text()
     _write(body)
+
+
+def _unnoted(line: str, modules: set[str]) -> str | None:
+    """A line of the header with ``modules`` taken out of its list if it is a "re-measured …: the rows
+    of a, b" note (their rows are re-measured now); ``None`` when none of its modules is left.
+
+    >>> _unnoted("- re-measured on D (`C`): the rows of dump, mint", {"dump"})
+    '- re-measured on D (`C`): the rows of mint'
+    >>> _unnoted("- re-measured on D (`C`): the rows of dump", {"dump", "gedcom"}) is None
+    True
+    """
+    if not line.startswith("- re-measured"):
+        return line
+    text, _, listed = line.rpartition(": the rows of ")
+    left = [m for m in listed.split(", ") if m not in modules]
+    return f"{text}: the rows of {', '.join(left)}" if left else None
 
 
 def main() -> int:
@@ -116,6 +137,8 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true", help="do not rewrite docs/performance.md")
     args = parser.parse_args()
     results: list[tuple[str, Result]] = []
+    load_before = _loadavg()
+    print(f"load average before: {load_before}", flush=True)
     for name in _modules(args.only):
         module = importlib.import_module(f"benchmarks.{name}")
         if not hasattr(module, "run"):  # a benchmark of its own (e.g. bench_edge: nginx in front)
@@ -130,8 +153,11 @@ def main() -> int:
                 flush=True,
             )
     table = _table(results)
+    load_after = _loadavg()
+    print(f"load average after: {load_after}", flush=True)
+    load = f"{load_before} before, {load_after} after"
     if not args.no_write and args.only and args.refresh:
-        _refresh(results, args.only, quick=args.quick)
+        _refresh(results, args.only, quick=args.quick, load=load)
     if not args.no_write and not args.only:
         cmd = "make bench" + (" BENCH_ARGS=--quick" if args.quick else "")
         DOC.parent.mkdir(exist_ok=True)
@@ -142,7 +168,8 @@ def main() -> int:
             f"- command: `{cmd}`\n"
             f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
             f"- machine: {_cpu()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}\n"
-            f"- Python: {platform.python_implementation()} {platform.python_version()}\n\n"
+            f"- Python: {platform.python_implementation()} {platform.python_version()}\n"
+            f"- load average (1, 5, 15 min): {load}\n\n"
             f"{table}\n"
         )
         extra = HERE.parent / "docs" / "performance-notes.md"
