@@ -70,6 +70,7 @@ _DEFAULT_POOL_MAX: Final = 10
 #: Rows per ``COPY`` of a restore into an empty store (:meth:`PostgresStore._restore_table`): memory is
 #: bounded by this, and the rows of one chunk are checked against the holds in one statement.
 _RESTORE_CHUNK: Final = 2000
+
 #: Seconds to wait for a pooled connection (and for the first one when opening).
 DEFAULT_TIMEOUT: Final = 3.0
 #: Seconds after which :meth:`PostgresStore.naans_token` changes even if nothing was heard.
