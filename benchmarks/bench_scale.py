@@ -13,7 +13,9 @@ round is reported with the RSS of the server's processes (master and workers) af
 Goals (issue 18): resolution at 10,000,000 bindings at least 0.95 of the rate at 100,000 (reported for
 every size, against 100,000 in the same run); import at least 50,000 lines/s with a peak RSS of at most
 200 MB.  ``PIDKIT_BENCH_SCALE_SIZES`` (e.g. ``100000,1000000``) chooses the sizes; ``--quick`` runs
-100,000 only.  PostgreSQL only when ``PIDKIT_BENCH_POSTGRES_URL`` (or ``PIDKIT_TEST_POSTGRES_URL``) is set.
+100,000 only; ``PIDKIT_BENCH_SCALE_BUILD=0`` measures only the stores already built (a 10,000,000-line
+import takes 17 minutes on SQLite here and more than 45 on PostgreSQL).  PostgreSQL only when
+``PIDKIT_BENCH_POSTGRES_URL`` (or ``PIDKIT_TEST_POSTGRES_URL``) is set.
 """
 
 from __future__ import annotations
@@ -132,12 +134,17 @@ def _present(backend: str, n: int) -> bool:
         return conn.execute("SELECT to_regclass(%s)", (f"pidkit_scale_{n}.bindings",)).fetchone() != (None,)
 
 
+def _cached(backend: str, n: int) -> bool:
+    """Whether the store of ``n`` bindings on ``backend`` was built by an earlier run and is still there."""
+    return (CACHE / f"store-{backend}-{n}.json").exists() and _present(backend, n)
+
+
 def build(backend: str, n: int) -> Built:
     """The store of ``n`` bindings on ``backend``: the cached one when its import finished, else a new
     one imported now."""
     marker = CACHE / f"store-{backend}-{n}.json"
     url = _url(backend, n)
-    if marker.exists() and _present(backend, n):
+    if _cached(backend, n):
         figures = json.loads(marker.read_text(encoding="utf-8"))
         return Built(backend, n, url, figures["seconds"], figures["rss_mb"], figures["when"], cached=True)
     path = _import_file(n)
@@ -221,7 +228,13 @@ def run(quick: bool) -> list[Result]:
     if wrk is None:
         raise br.SkipError("wrk is needed (Debian's wrk package)")
     settings = br.Settings(warmup=WARMUP_S, measure=MEASURE_S, rounds=1 if quick else ROUNDS, wrk=wrk)
-    built = {(b, n): build(b, n) for b in backends for n in sizes}
+    if os.environ.get("PIDKIT_BENCH_SCALE_BUILD") == "0":  # measure only the stores already built
+        keys = [(b, n) for b in backends for n in sizes if _cached(b, n)]
+        for b, n in sorted({(b, n) for b in backends for n in sizes} - set(keys)):
+            br._log(f"not built (PIDKIT_BENCH_SCALE_BUILD=0): {b} {n:,}")
+    else:
+        keys = [(b, n) for b in backends for n in sizes]
+    built = {(b, n): build(b, n) for b, n in keys}
     rounds: dict[tuple[str, int], list[Served]] = {key: [] for key in built}
     for r in range(settings.rounds):
         for key, store in built.items():
@@ -233,8 +246,9 @@ def run(quick: bool) -> list[Result]:
     results: list[Result] = []
     for backend in backends:
         name = "SQLite" if backend == "sqlite" else "PostgreSQL"
-        median = {n: statistics.median_low(s.load.rps for s in rounds[(backend, n)]) for n in sizes}
-        for n in sizes:
+        measured = [n for n in sizes if (backend, n) in built]
+        median = {n: statistics.median_low(s.load.rps for s in rounds[(backend, n)]) for n in measured}
+        for n in measured:
             store = built[(backend, n)]
             mid = next(s for s in rounds[(backend, n)] if s.load.rps == median[n])
             per_binding = size_bytes(store) / n
