@@ -101,8 +101,8 @@ def _refresh(results: list[tuple[str, Result]], only: list[str], *, quick: bool,
     flags = ("--quick " if quick else "") + "--only " + " ".join(only) + " --refresh"
     note = (f"- re-measured on {now} (`make bench BENCH_ARGS='{flags}'`, load average {load}): "
             f"the rows of {', '.join(sorted({m for m, _ in results}))}")
-    head = [_unnoted(line, {m for m, _ in results}) for line in lines[: start - 2]]
-    head = [line for line in head if line is not None]
+    modules = {m for m, _ in results}
+    head = [kept for line in lines[: start - 2] if (kept := _unnoted(line, modules)) is not None]
     at = next(i for i, line in enumerate(head) if line.startswith("- Python:")) + 1
     head.insert(at, note)
     body = "\n".join([*head, *lines[start - 2 : start], *rows]) + "\n"
