@@ -216,15 +216,19 @@ def prewarm(built: Built) -> None:
 
     with psycopg.connect(built.url, autocommit=True) as conn:
         try:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm WITH SCHEMA public")
         except psycopg.Error as exc:
             br._log(f"pg_prewarm unavailable ({exc}): PostgreSQL is served as its cache holds it")
             return
+        found = conn.execute("SELECT extnamespace::regnamespace::text FROM pg_extension "
+                             "WHERE extname = 'pg_prewarm'").fetchone()  # fmt: skip
+        assert found is not None
+        call = psycopg.sql.SQL("SELECT {}.pg_prewarm(%s::regclass)").format(psycopg.sql.Identifier(found[0]))
         for (name,) in conn.execute(
             "SELECT c.relname FROM pg_class c JOIN pg_index x ON x.indexrelid = c.oid "
             "WHERE x.indrelid = 'bindings'::regclass UNION ALL SELECT 'bindings'"
         ).fetchall():
-            conn.execute("SELECT pg_prewarm(%s::regclass)", (name,))
+            conn.execute(call, (name,))
 
 
 @dataclass(frozen=True)
