@@ -18,7 +18,6 @@ round is reported: the spread), and the load average is printed before and after
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from benchmarks._harness import Result  # noqa: E402
+from benchmarks.bench_resolver import _loadavg  # noqa: E402
 from benchmarks.make_big_gedcom import make  # noqa: E402
 
 MAX_RSS_MB = 100
@@ -89,10 +89,6 @@ def _job(which: str, path: Path, out: Path) -> tuple[float, float]:
 def _best(which: str, path: Path, out: Path, repeat: int) -> tuple[float, float]:
     runs = [_job(which, path, out) for _ in range(repeat)]
     return min(r[0] for r in runs), max(r[1] for r in runs)
-
-
-def _loadavg() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _peers(path: Path, out: Path, size_mb: float, jobs: dict[str, tuple[float, float]]) -> list[Result]:

@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from benchmarks._harness import Result  # noqa: E402
+from benchmarks.bench_resolver import _loadavg  # noqa: E402
 
 DOC = HERE.parent / "docs" / "performance.md"
 
@@ -39,11 +40,6 @@ def _cpu() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
-
-
-def _loadavg() -> str:
-    """The 1-, 5- and 15-minute load averages: absolute figures drift with the machine's load."""
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _fmt(seconds: float) -> str:
