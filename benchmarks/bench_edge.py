@@ -20,66 +20,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import shutil
-import subprocess
 import sys
-import time
-from pathlib import Path
 from typing import Final
 
 from benchmarks import bench_resolver as br
 
 EDGE: Final = br.DATA / "edge"
-NGINX_WORKERS: Final = 2
 
 
 def _log(msg: str) -> None:
     print(f"  [edge] {msg}", flush=True)
-
-
-def nginx_binary() -> str:
-    """nginx (Debian's nginx-light)."""
-    found = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
-    if found is None:
-        raise br.SkipError("nginx is not installed (apt-get install nginx-light)")
-    return found
-
-
-def write_edge_files(db_url: str, upstream_port: int) -> tuple[float, int, str]:
-    """Run ``pidkit edge nginx`` into :data:`EDGE`: (seconds, peak RSS in KiB, its summary line)."""
-    EDGE.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        [str(br.PIDKIT), "edge", "nginx", str(EDGE), "--db", db_url, "--upstream",
-         f"http://{br.HOST}:{upstream_port}"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    with proc.stdout:
-        out = proc.stdout.read()  # to the end: the child has exited (or closed its output)
-    _, status, usage = os.wait4(proc.pid, 0)  # reaps it with its own peak RSS (KiB on Linux)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise br.SkipError(f"pidkit edge nginx failed: {out.strip()}")
-    rss = usage.ru_maxrss
-    return seconds, rss, out.strip()
-
-
-def nginx_conf(port: int) -> Path:
-    """An nginx.conf for an unprivileged nginx under :data:`EDGE` including the edge files."""
-    conf = EDGE / "nginx.conf"
-    conf.write_text(
-        f"daemon off;\nworker_processes {NGINX_WORKERS};\npid {EDGE / 'nginx.pid'};\n"
-        f"error_log {EDGE / 'error.log'};\nevents {{ worker_connections 1024; }}\nhttp {{\n"
-        f"  access_log off;\n  client_body_temp_path {EDGE}/body;\n  proxy_temp_path {EDGE}/proxy;\n"
-        f"  fastcgi_temp_path {EDGE}/fcgi;\n  uwsgi_temp_path {EDGE}/uwsgi;\n  scgi_temp_path {EDGE}/scgi;\n"
-        f"  include {EDGE / 'pidkit-edge-map.conf'};\n"
-        f"  server {{\n    listen {br.HOST}:{port};\n"
-        f"    include {EDGE / 'pidkit-edge-server.conf'};\n  }}\n}}\n",
-        encoding="utf-8",
-    )
-    return conf
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds:
         settings = br.Settings(settings.warmup, settings.measure, args.rounds)
     try:
-        nginx = nginx_binary()
+        nginx = br.nginx_binary()
         wrk = br.ensure_wrk()
         settings = br.Settings(settings.warmup, settings.measure, settings.rounds, wrk)
         bindings = br.make_bindings()
@@ -102,13 +52,13 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"loading {len(bindings):,} bindings into {db_url}")
         br.load_pidkit(db_url, jsonl, len(bindings))
         app_port, edge_port = br.free_port(), br.free_port()
-        seconds, rss, summary = write_edge_files(db_url, app_port)
+        seconds, rss, summary = br.write_edge_files(EDGE, db_url, app_port)
         _log(f"pidkit edge nginx: {seconds:.1f} s, peak RSS {rss / 1024:.0f} MiB — {summary}")
         runs: dict[tuple[str, bool], list[br.Load]] = {}
         with contextlib.ExitStack() as stack:
             stack.enter_context(br.server("pidkit-edge-upstream", br.pidkit_argv(app_port),
                                           br.pidkit_env(db_url), app_port, bindings[0]))
-            conf = nginx_conf(edge_port)
+            conf = br.nginx_conf(EDGE, edge_port)
             stack.enter_context(br.server("nginx-edge", [nginx, "-c", conf, "-p", EDGE], dict(os.environ),
                                           edge_port, bindings[0]))
             for port in (app_port, edge_port):

@@ -324,27 +324,35 @@ class Load:
         return self.requests / self.seconds if self.seconds else 0.0
 
 
-def ensure_wrk() -> str | None:
-    """The path of ``wrk``, installing Debian's package if we can; ``None`` if it cannot be had."""
-    found = shutil.which("wrk")
-    if found:
-        return found
+def ensure_debian_tool(command: str, package: str, fallback: str | None = None) -> str | None:
+    """The path of ``command`` (or of ``fallback`` where it exists), installing Debian's ``package`` if we
+    can (root and apt-get); ``None`` if it cannot be had."""
+    def found() -> str | None:
+        return shutil.which(command) or (fallback if fallback and os.path.exists(fallback) else None)
+
+    if found():
+        return found()
     apt = shutil.which("apt-get")
     if apt is None or os.geteuid() != 0:
-        _log("wrk is not installed and cannot be installed here (no apt-get or not root)")
+        _log(f"{command} is not installed and cannot be installed here (no apt-get or not root)")
         return None
-    _log("installing wrk from Debian (apt-get install -y wrk)")
+    _log(f"installing {command} from Debian (apt-get install -y {package})")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for step in (
-        [apt, "install", "-y", "-q", "wrk"],
+        [apt, "install", "-y", "-q", package],
         [apt, "update", "-q"],
-        [apt, "install", "-y", "-q", "wrk"],
+        [apt, "install", "-y", "-q", package],
     ):
         with contextlib.suppress(SkipError):
             _run(step, timeout=300, env=env)
-        if shutil.which("wrk"):
+        if found():
             break
-    found = shutil.which("wrk")
+    return found()
+
+
+def ensure_wrk() -> str | None:
+    """The path of ``wrk``, installing Debian's package if we can; ``None`` if it cannot be had."""
+    found = ensure_debian_tool("wrk", "wrk")
     if found is None:
         _log("could not install wrk: falling back to the bounded Python client (slower; see the notes)")
     return found
@@ -603,6 +611,70 @@ def pidkit_argv(port: int) -> list[str | os.PathLike[str]]:
     ]  # fmt: skip
 
 
+# --- nginx: the floor (issue 18) ----------------------------------------------------------------------
+#: nginx's worker processes: the servers' budget.
+NGINX_WORKERS: Final = WORKERS
+#: The anchor's goals (issue 18): pidkit at least this share of nginx's requests/s, keep-alive on / off,
+#: and a p99 at most this multiple of nginx's.
+NGINX_SHARE: Final = {True: 0.4, False: 0.6}
+NGINX_P99: Final = 2.0
+
+
+def nginx_binary() -> str:
+    """nginx (Debian's nginx-light, installed where missing if we can)."""
+    found = ensure_debian_tool("nginx", "nginx-light", "/usr/sbin/nginx")
+    if found is None:
+        raise SkipError("nginx is not installed and cannot be installed here (apt-get install nginx-light)")
+    return found
+
+
+def nginx_version(nginx: str) -> str:
+    """``nginx -v``'s version (it prints it on stderr)."""
+    try:
+        out = subprocess.run([nginx, "-v"], capture_output=True, text=True, timeout=10, check=False).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    return out.strip().rpartition("/")[2] or "?"
+
+
+def write_edge_files(directory: Path, db_url: str, upstream_port: int) -> tuple[float, int, str]:
+    """Run ``pidkit edge nginx`` into ``directory`` (its map of every public binding of ``db_url`` and its
+    ``server`` snippet passing the rest to ``upstream_port``): (seconds, peak RSS in KiB, its summary)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [str(PIDKIT), "edge", "nginx", str(directory), "--db", db_url, "--upstream",
+         f"http://{HOST}:{upstream_port}"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    with proc.stdout:
+        out = proc.stdout.read()  # to the end: the child has exited (or closed its output)
+    _, status, usage = os.wait4(proc.pid, 0)  # reaps it with its own peak RSS (KiB on Linux)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SkipError(f"pidkit edge nginx failed: {out.strip()}")
+    return seconds, usage.ru_maxrss, out.strip()
+
+
+def nginx_conf(directory: Path, port: int) -> Path:
+    """An nginx.conf for an unprivileged nginx under ``directory`` that includes the edge files there."""
+    conf = directory / "nginx.conf"
+    conf.write_text(
+        f"daemon off;\nworker_processes {NGINX_WORKERS};\npid {directory / 'nginx.pid'};\n"
+        f"error_log {directory / 'error.log'};\nevents {{ worker_connections 1024; }}\nhttp {{\n"
+        f"  access_log off;\n  client_body_temp_path {directory}/body;\n"
+        f"  proxy_temp_path {directory}/proxy;\n  fastcgi_temp_path {directory}/fcgi;\n"
+        f"  uwsgi_temp_path {directory}/uwsgi;\n  scgi_temp_path {directory}/scgi;\n"
+        f"  include {directory / 'pidkit-edge-map.conf'};\n"
+        f"  server {{\n    listen {HOST}:{port};\n"
+        f"    include {directory / 'pidkit-edge-server.conf'};\n  }}\n}}\n",
+        encoding="utf-8",
+    )
+    return conf
+
+
 # --- the run -------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Row:
@@ -644,6 +716,32 @@ def _start(
     check_sample(port, bindings)
     _log(f"{label} on {backend} up on 127.0.0.1:{port}; 400 sampled responses are 302 to the right target")
     return Target(label, backend, port)
+
+
+def _start_nginx(
+    stack: contextlib.ExitStack,
+    stores: Sequence[tuple[str, str]],
+    targets: Sequence[Target],
+    bindings: Sequence[Binding],
+    versions: dict[str, str],
+) -> Target:
+    """nginx as the floor: ``pidkit edge nginx``'s ``map`` of the bound ARKs (read from the first store)
+    and its ``return 302``; what the map lacks would go to that store's pidkit server (nothing of the set)."""
+    nginx = nginx_binary()
+    versions["nginx"] = nginx_version(nginx)
+    urls = dict(stores)
+    upstream = next((t for t in targets if t.server == "pidkit" and t.backend in urls), None)
+    if upstream is None:
+        raise SkipError("no pidkit server runs to write the map from")
+    directory = DATA / "nginx"
+    seconds, _, summary = write_edge_files(directory, urls[upstream.backend], upstream.port)
+    _log(f"pidkit edge nginx: {seconds:.1f} s — {summary}")
+    port = free_port()
+    stack.enter_context(server("nginx", [nginx, "-c", nginx_conf(directory, port), "-p", directory],
+                               dict(os.environ), port, bindings[0]))  # fmt: skip
+    check_sample(port, bindings)
+    _log(f"nginx up on 127.0.0.1:{port}; 400 sampled responses are 302 to the right target")
+    return Target("nginx", "map", port)
 
 
 def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings]:
@@ -725,6 +823,13 @@ def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings
             except SkipError as exc:
                 notes.append(f"pidkit on {backend} not measured: {exc}")
                 _log(notes[-1])
+        try:
+            if os.environ.get("PIDKIT_BENCH_SKIP_NGINX"):
+                raise SkipError("PIDKIT_BENCH_SKIP_NGINX is set")
+            targets.append(_start_nginx(stack, stores, targets, bindings, versions))
+        except SkipError as exc:
+            notes.append(f"nginx not measured: {exc}")
+            _log(notes[-1])
         configs = [
             (t, keepalive, kind)
             for t in targets
@@ -802,6 +907,36 @@ def results(rows: Sequence[Row]) -> list[Result]:
                     note=note,
                 )
             )
+    for backend in ("SQLite", "PostgreSQL"):
+        for keepalive in (True, False):
+            mine = _find(rows, "pidkit", backend, keepalive)
+            floor = _find(rows, "nginx", "map", keepalive)
+            if mine is None or floor is None or not mine.rps or not floor.rps or not floor.p99:
+                continue
+            share = NGINX_SHARE[keepalive]
+            on = "on" if keepalive else "off"
+            note = (
+                f"pidkit {mine.rps:,.0f} req/s = {mine.rps / floor.rps:.2f} of nginx's {floor.rps:,.0f} "
+                f"(goal ≥ {share}); p99 {_ms(mine.p99)} vs {_ms(floor.p99)} ms; errors {mine.errors} and "
+                f"{floor.errors}"
+            )
+            server_name = f"pidkit serve ({backend}, uvicorn ×{WORKERS})"
+            nginx_name = f"nginx ×{NGINX_WORKERS}, `map` + return 302 (pidkit edge nginx)"
+            out.append(
+                Result(
+                    name=f"resolve 100k ARKs vs nginx, {backend}, keep-alive {on}",
+                    pidkit=server_name, pidkit_s=1 / mine.rps, peer=nginx_name, peer_s=1 / floor.rps,
+                    max_ratio=1 / share, unit="request", note=note,
+                )
+            )
+            out.append(
+                Result(
+                    name=f"resolve 100k ARKs vs nginx, {backend}, keep-alive {on}: p99",
+                    pidkit=server_name, pidkit_s=mine.p99, peer=nginx_name, peer_s=floor.p99,
+                    max_ratio=NGINX_P99, unit="request at p99",
+                    note=f"p99 {_ms(mine.p99)} vs {_ms(floor.p99)} ms",
+                )
+            )
     return out
 
 
@@ -862,6 +997,13 @@ def render_section(
         "target as Location, for `/ark:NAAN/…` and `/ark:/NAAN/…`); errors = responses outside 2xx/3xx + "
         "socket errors + timeouts",
         "",
+        f"- nginx {versions.get('nginx', '?')} (Debian's nginx-light), the floor (issue 18): "
+        f"`worker_processes {NGINX_WORKERS}`, access log off, serving the files `pidkit edge nginx` writes "
+        "from the SQLite store — a `map` of every public binding and `return 302` (what the map lacks "
+        "would be passed to pidkit: nothing of this set); goal: pidkit at least "
+        f"{NGINX_SHARE[True]} of its requests/s with keep-alive, {NGINX_SHARE[False]} without, and a p99 "
+        f"at most {NGINX_P99:g}× its own",
+        "",
         "- registry-forwarded (pidkit only): the same blades under every registry record but NAAN "
         f"{NAAN}'s (not served by the store), each answered from the in-memory NAAN registry with the "
         "record's redirect; 200 sampled by hand before the runs",
@@ -907,6 +1049,19 @@ def render_section(
                 f"- pidkit on {backend}, keep-alive {'on' if keepalive else 'off'}: "
                 f"{mine.rps / peer.rps:.1f}× arklet's requests/s, p99 {_ms(mine.p99)} vs "
                 f"{_ms(peer.p99)} ms, {mine.errors} errors — {verdict}"
+            )
+    for backend in ("SQLite", "PostgreSQL"):
+        for keepalive in (True, False):
+            mine = _find(rows, "pidkit", backend, keepalive)
+            floor = _find(rows, "nginx", "map", keepalive)
+            if mine is None or floor is None or not floor.rps:
+                continue
+            share, p99 = mine.rps / floor.rps, mine.p99 / floor.p99 if floor.p99 else float("inf")
+            verdict = "met" if share >= NGINX_SHARE[keepalive] and p99 <= NGINX_P99 else "**missed**"
+            lines.append(
+                f"- pidkit on {backend}, keep-alive {'on' if keepalive else 'off'}, against nginx's floor: "
+                f"{share:.2f} of its requests/s (goal ≥ {NGINX_SHARE[keepalive]}), p99 {p99:.1f}× its "
+                f"{_ms(floor.p99)} ms (goal ≤ {NGINX_P99:g}×) — {verdict}"
             )
     missed = [
         (mine, peer)
