@@ -427,20 +427,25 @@ def run_python_client(port: int, paths: Sequence[str], seconds: float, keepalive
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Seconds of warm-up per configuration, seconds per measured run, interleaved rounds, wrk or None."""
+    """Seconds of warm-up per configuration, seconds per measured run, interleaved rounds, wrk or None,
+    and seconds of load each server gets once per request set before the warm-ups (``fill``: what a
+    server running for a while has in memory, e.g. pidkit's redirect cache)."""
 
     warmup: float
     measure: float
     rounds: int
     wrk: str | None = None
+    fill: float = 0.0
 
 
-#: ``make bench``: 5 s warm-up, then 5 interleaved rounds of 6 s per configuration (about 3.5 minutes of
-#: load for 6 configurations; with setup about 5.5 minutes), median round reported.  Short interleaved
-#: rounds spread a burst of other work on the shared machine over every configuration alike.
-#: ``--quick``: one round of 3 s.
-FULL: Final = Settings(warmup=5, measure=6, rounds=5)
-QUICK: Final = Settings(warmup=2, measure=3, rounds=1)
+#: ``make bench``: 40 s of load per server and request set first, then per configuration 5 s warm-up and
+#: 5 interleaved rounds of 6 s (about 10 minutes of load for 12 configurations and 5 fills), median round
+#: reported.  Short interleaved rounds spread a burst of other work on the shared machine over every
+#: configuration alike.  ``--quick``: 8 s of fill, one round of 3 s.
+FULL: Final = Settings(warmup=5, measure=6, rounds=5, fill=40)
+QUICK: Final = Settings(warmup=2, measure=3, rounds=1, fill=8)
+#: Redirects each pidkit worker keeps (``PIDKIT_RESOLVE_CACHE``): both request sets of :data:`N_ARKS`.
+RESOLVE_CACHE: Final = 2 * N_ARKS + 10_000
 
 
 def measure(
@@ -567,8 +572,22 @@ def arklet_argv(port: int) -> list[str | os.PathLike[str]]:
 
 
 # --- pidkit --------------------------------------------------------------------------------------------
-def pidkit_env(db_url: str) -> dict[str, str]:
-    return {**os.environ, "PIDKIT_DATABASE_URL": db_url}
+def pidkit_env(db_url: str, resolve_cache: int = RESOLVE_CACHE) -> dict[str, str]:
+    """``pidkit serve``'s environment: the store and the size of each worker's redirect cache."""
+    return {**os.environ, "PIDKIT_DATABASE_URL": db_url, "PIDKIT_RESOLVE_CACHE": str(resolve_cache)}
+
+
+def worker_rss(pid: int) -> list[int]:
+    """The resident memory (KiB) of each child of process ``pid`` (a server's workers), from /proc."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        for child in children:
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{child}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        found.append(int(line.split()[1]))
+    return found
 
 
 def load_pidkit(db_url: str, jsonl: Path, count: int) -> None:
@@ -691,11 +710,12 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A running server: its label, its database and its port."""
+    """A running server: its label, its database, its port and its process id."""
 
     server: str
     backend: str
     port: int
+    pid: int = 0
 
 
 def _ms(seconds: float) -> str:
@@ -712,10 +732,10 @@ def _start(
     backend: str,
 ) -> Target:
     port = free_port()
-    stack.enter_context(server(name, argv_for(port), env, port, bindings[0]))
+    proc = stack.enter_context(server(name, argv_for(port), env, port, bindings[0]))
     check_sample(port, bindings)
     _log(f"{label} on {backend} up on 127.0.0.1:{port}; 400 sampled responses are 302 to the right target")
-    return Target(label, backend, port)
+    return Target(label, backend, port, proc.pid)
 
 
 def _start_nginx(
@@ -759,7 +779,7 @@ def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings
         )
     else:
         versions["wrk"] = wrk_version(wrk)
-    settings = Settings(settings.warmup, settings.measure, settings.rounds, wrk)
+    settings = Settings(settings.warmup, settings.measure, settings.rounds, wrk, settings.fill)
     _log(f"minting {N_ARKS:,} ARK names ({TEMPLATE}, NAAN {NAAN})")
     bindings = make_bindings()
     paths_file, jsonl = write_data_files(bindings)
@@ -837,6 +857,10 @@ def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings
             for keepalive in (True, False)
         ]
         notes.append(f"load average before the runs: {_loadavg()}")
+        if settings.fill:
+            for t, kind in dict.fromkeys((t, kind) for t, _, kind in configs):
+                _log(f"fill: {t.server} {t.backend} {kind}, {settings.fill:g} s of keep-alive load")
+                measure(settings, t.port, *request_sets[kind], True, settings.fill)
         for t, keepalive, kind in configs:
             measure(settings, t.port, *request_sets[kind], keepalive, settings.warmup)
         for i in range(settings.rounds):
@@ -850,6 +874,10 @@ def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings
                     f"errors {load.errors}"
                 )
         notes.append(f"load average after the runs: {_loadavg()}")
+        for t in targets:
+            if t.server == "pidkit" and (rss := worker_rss(t.pid)):
+                notes.append(f"pidkit on {t.backend}: resident memory of its {len(rss)} workers after the "
+                             f"runs: {', '.join(f'{kib / 1024:.0f} MB' for kib in rss)}")
     rows = []
     for (t, keepalive, kind), loads in runs.items():
         ordered = sorted(loads, key=lambda ld: ld.rps)
@@ -984,7 +1012,11 @@ def render_section(
         f"- pidkit: `pidkit serve --workers {WORKERS}` (uvicorn, {WORKERS} worker processes) on SQLite and "
         f"on PostgreSQL (database `{PIDKIT_PG_DB}`), the ARKs loaded through the store's JSON Lines import; "
         "on PostgreSQL the lookups of the requests a worker has waiting at the same moment are read by one "
-        "statement (`pidkit.web.batch`: no waiting, no caching)",
+        "statement (`pidkit.web.batch`: no waiting, no caching); on SQLite each worker keeps the redirects "
+        f"it decided (`PIDKIT_RESOLVE_CACHE={RESOLVE_CACHE}`, enough for both request sets; exact: dropped "
+        "at any change of the store, `pidkit.web.fastpath`)",
+        f"- before the warm-ups every server got {settings.fill:g} s of keep-alive load per request set it "
+        "serves (a server that has run for a while: pidkit's workers then hold most of the set)",
         f"- arklet: {versions.get('arklet', '0.2.3')} (Django {versions.get('Django', '?')}) from PyPI in "
         f"`benchmarks/.peers/arklet-venv`, gunicorn {versions.get('gunicorn', '?')} with {WORKERS} sync "
         "workers (they close the connection after every response, keep-alive or not), PostgreSQL database "

@@ -23,6 +23,9 @@ variable                       meaning                                         d
 ``PIDKIT_REGISTRY_CHECK``      seconds between checks that the NAAN registry     10
                                file in force changed (one ``stat``; then it is
                                reloaded; docs/registry.md)
+``PIDKIT_RESOLVE_CACHE``       plain redirects a worker keeps in memory (0:     100000
+                               none; exact: dropped at any change of the store,
+                               SQLite only; :mod:`pidkit.web.fastpath`)
 ``PIDKIT_SECURE_COOKIES``      back-office cookies marked ``Secure``: ``1``     by the request's
                                always (behind an HTTPS proxy), ``0`` never     scheme
 ``PIDKIT_SESSION_HOURS``       hours a back-office session lasts                8
@@ -57,6 +60,8 @@ DEFAULT_HEADER_TIMEOUT: Final = 10
 DEFAULT_FALLBACK: Final = "https://n2t.net/"
 #: Default seconds between checks that the NAAN registry file in force changed.
 DEFAULT_REGISTRY_CHECK: Final = 10
+#: Default number of redirects a worker keeps in memory (:mod:`pidkit.web.fastpath`).
+DEFAULT_RESOLVE_CACHE: Final = 100_000
 #: Default path below which EZID's API is served (docs/ezid.md).
 DEFAULT_EZID_BASE: Final = "/ezid"
 #: Default ``adminEmail`` of OAI-PMH Identify (docs/oai.md: set it).
@@ -90,6 +95,8 @@ class Settings:
     offline: bool = False
     #: Seconds between checks that the NAAN registry file in force changed (:mod:`pidkit.web.lookups`).
     registry_check: float = float(DEFAULT_REGISTRY_CHECK)
+    #: Redirects a worker keeps in memory (:class:`pidkit.web.fastpath.RedirectCache`; 0: none).
+    resolve_cache: int = DEFAULT_RESOLVE_CACHE
 
     @property
     def forward_to(self) -> str | None:
@@ -131,6 +138,7 @@ class Settings:
             header_timeout=float(_positive_int(env, "PIDKIT_HEADER_TIMEOUT", DEFAULT_HEADER_TIMEOUT)),
             offline=_flag(env, "PIDKIT_OFFLINE") is True,
             registry_check=float(_positive_int(env, "PIDKIT_REGISTRY_CHECK", DEFAULT_REGISTRY_CHECK)),
+            resolve_cache=_count(env, "PIDKIT_RESOLVE_CACHE", DEFAULT_RESOLVE_CACHE),
             secure_cookies=_flag(env, "PIDKIT_SECURE_COOKIES"),
             session_hours=_positive_int(env, "PIDKIT_SESSION_HOURS", 8),
             ezid_base=check_base_path(env.get("PIDKIT_EZID_BASE") or DEFAULT_EZID_BASE, "PIDKIT_EZID_BASE"),
@@ -169,11 +177,41 @@ def _email(text: str) -> str:
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    """A variable that holds a positive integer (ASCII digits), or ``default`` when unset or empty.
+
+    >>> _positive_int({"PIDKIT_MAX_BODY": "\u00b2"}, "PIDKIT_MAX_BODY", 1)
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.PidkitError: PIDKIT_MAX_BODY must be a positive integer in '²'
+    """
     text = env.get(name)
     if not text:
         return default
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise PidkitError(f"{name} must be a positive integer", text=text)
+    return int(text)
+
+
+#: The largest count :func:`_count` accepts.
+_MAX_COUNT: Final = 100_000_000
+
+
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """A variable that holds a count, 0 included (ASCII digits, at most :data:`_MAX_COUNT`), or
+    ``default`` when unset or empty.
+
+    >>> _count({"PIDKIT_RESOLVE_CACHE": "0"}, "PIDKIT_RESOLVE_CACHE", 5), _count({}, "X", 5)
+    (0, 5)
+    >>> _count({"PIDKIT_RESOLVE_CACHE": "-1"}, "PIDKIT_RESOLVE_CACHE", 5)
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.PidkitError: PIDKIT_RESOLVE_CACHE must be a whole number from 0 to 100000000 in '-1'
+    """
+    text = env.get(name)
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit()) or int(text) > _MAX_COUNT:
+        raise PidkitError(f"{name} must be a whole number from 0 to {_MAX_COUNT}", text=text)
     return int(text)
 
 

@@ -198,6 +198,20 @@ class Store(abc.ABC):
         """
         return None
 
+    def changes_token(self) -> Hashable | None:
+        """A value that changes whenever anything this store holds may have changed — a binding, a NAAN,
+        a hold — as the calling thread's next read would see it; as cheap as :meth:`naans_token`.  An
+        answer read after the token was taken is still exact while the token is the same: what lets a
+        resolver keep its answers in memory.  ``None``: this store cannot promise that at once (a
+        PostgreSQL store hears of other instances' writes only when a notification arrives).
+
+        >>> from pidkit.store import open_store
+        >>> with open_store("sqlite:///:memory:") as s:
+        ...     s.changes_token() is None
+        True
+        """
+        return None
+
     # -- minters ------------------------------------------------------------------------------------
     @abc.abstractmethod
     def create_minter(

@@ -292,6 +292,20 @@ class SqliteStore(SqlStore):
         (version,) = conn.execute("PRAGMA data_version").fetchone()
         return file_id(self._abspath), id(conn), int(version)
 
+    def changes_token(self) -> tuple[FileId | None, int, int] | None:
+        """:meth:`naans_token`'s value: ``PRAGMA data_version`` changes with every commit of any other
+        connection, whatever it changed (and the store's own writes go through its write connection).
+
+        >>> import tempfile
+        >>> with SqliteStore(f"{tempfile.mkdtemp()}/t.db") as s:
+        ...     _ = s.add_naan("99999")
+        ...     before = s.changes_token()
+        ...     _ = s.bind("ark:99999/x", "https://e.org/", force=True)
+        ...     before != s.changes_token()
+        True
+        """
+        return self.naans_token()
+
     def _reader(self) -> sqlite3.Connection:
         """This thread's read connection (opened on first use)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

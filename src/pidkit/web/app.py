@@ -36,7 +36,7 @@ from .batch import LookupBatcher, in_thread
 from .directory import router as directory_router
 from .errors import UNAVAILABLE, install_error_handlers
 from .ezid import ezid_router
-from .fastpath import FastPathApp
+from .fastpath import FastPathApp, RedirectCache
 from .lookups import RegistryHolder, StoreLookup
 from .middleware import BodyLimit
 from .oai import router as oai_router
@@ -102,6 +102,7 @@ def create_app(
                                       unavailable=UNAVAILABLE)
     app.state.lookup = StoreLookup(holder, app.state.lookups)
     app.state.registry = RegistryHolder(settings.registry_check)
+    app.state.redirects = RedirectCache(settings.resolve_cache)
     app.router.add_event_handler("shutdown", holder.close)
     install_error_handlers(app)
     app.include_router(api_router)

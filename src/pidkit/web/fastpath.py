@@ -16,6 +16,13 @@ document.
 Where the lookups run is the store's to say (:mod:`pidkit.web.lookups`): the same lookup object serves
 the fast path and the route.
 
+A worker keeps the redirects it decided in memory (:class:`RedirectCache`, ``PIDKIT_RESOLVE_CACHE``
+of them), exact: each is filed under the store's :meth:`~pidkit.web.lookups.Lookup.changes_token`
+taken before it was decided and under the NAAN registry in force, and the whole cache is dropped when
+either changes — a write, by this worker or any other process, is seen by the next request.  A store
+that cannot tell at once (PostgreSQL: other instances' writes arrive as notifications) has no token,
+and nothing is kept.
+
 >>> from fastapi.testclient import TestClient
 >>> from pidkit.web import create_app
 >>> with TestClient(create_app("sqlite:///:memory:"), follow_redirects=False) as client:
@@ -26,7 +33,8 @@ the fast path and the route.
 from __future__ import annotations
 
 import re
-from typing import Final
+from collections.abc import Hashable
+from typing import Any, Final
 from urllib.parse import quote
 
 from fastapi import FastAPI
@@ -37,10 +45,10 @@ from ..settings import Settings
 from .asgi import Receive, Scope, Send
 from .convertors import ArkPathConvertor
 from .errors import UNAVAILABLE, domain_error_response, service_unavailable
-from .lookups import Lookup, RegistryHolder
-from .resolver import decide, raw_ark, render
+from .lookups import Lookup
+from .resolver import Decision, decide, raw_ark, render
 
-__all__ = ["FastPathApp", "is_fast"]
+__all__ = ["FastPathApp", "RedirectCache", "is_fast"]
 
 #: The path the ARK route (``/{ark:arkpath}``) matches, compiled as Starlette compiles route paths.
 ARK_ROUTE: Final = re.compile(f"^/(?:{ArkPathConvertor.regex})$")
@@ -50,6 +58,26 @@ FAST_METHODS: Final = frozenset({"GET", "HEAD"})
 _LOCATION_SAFE: Final = ":/%#?=@[]!$&'()*+,;"
 #: Request headers that send the request to FastAPI (the body limit checks them).
 _BODY_HEADERS: Final = frozenset({b"content-length", b"transfer-encoding"})
+
+
+#: What the store may raise when asked for its changes token.
+_STORE_TROUBLE: Final[tuple[type[Exception], ...]] = (PidkitError, *UNAVAILABLE)
+#: The ``content-length`` header of a redirect.
+_NO_BODY: Final = (b"content-length", b"0")
+#: The empty body that ends every redirect.
+_EMPTY_BODY: Final = {"type": "http.response.body", "body": b""}
+
+
+def _plain(scope: Scope) -> bool:
+    """The part of :func:`is_fast` that does not look at the path: an HTTP ``GET``/``HEAD`` without a
+    query, a ``root_path`` or body headers."""
+    return (
+        scope["type"] == "http"
+        and scope["method"] in FAST_METHODS
+        and not scope.get("query_string")
+        and not scope.get("root_path")
+        and not any(name in _BODY_HEADERS for name, _ in scope.get("headers", ()))
+    )
 
 
 def is_fast(scope: Scope) -> bool:
@@ -63,51 +91,135 @@ def is_fast(scope: Scope) -> bool:
     >>> is_fast({"type": "http", "method": "POST", "path": "/ark:1/x", "query_string": b"", "headers": []})
     False
     """
-    if (
-        scope["type"] != "http"
-        or scope["method"] not in FAST_METHODS
-        or scope.get("query_string")
-        or scope.get("root_path")
-        or ARK_ROUTE.match(scope["path"]) is None
-    ):
-        return False
-    return not any(name in _BODY_HEADERS for name, _ in scope.get("headers", ()))
+    return _plain(scope) and ARK_ROUTE.match(scope["path"]) is not None
+
+
+def redirect_start(location: str, status: int = 302) -> dict[str, Any]:
+    """The ``http.response.start`` message of the redirect (302, or a registry record's code) that
+    :func:`~pidkit.web.resolver.render` would send (Starlette's ``RedirectResponse``: the same
+    ``content-length`` and percent-encoded ``location`` headers; the body is empty).
+
+    >>> redirect_start("https://e.org/caf\u00e9")["headers"]
+    [(b'content-length', b'0'), (b'location', b'https://e.org/caf%C3%A9')]
+    """
+    headers = [_NO_BODY, (b"location", quote(location, _LOCATION_SAFE).encode("latin-1"))]
+    return {"type": "http.response.start", "status": status, "headers": headers}
 
 
 async def redirect(send: Send, location: str, status: int = 302) -> None:
-    """Send the redirect (302, or a registry record's code) that :func:`~pidkit.web.resolver.render`
-    would (Starlette's ``RedirectResponse``:
-    the same ``content-length`` and percent-encoded ``location`` headers, empty body) as two ASGI
-    messages, without building a response object.
+    """Send :func:`redirect_start`'s redirect as two ASGI messages, without building a response object.
 
     >>> import asyncio
     >>> sent = []
     >>> async def send(message): sent.append(message)
-    >>> asyncio.run(redirect(send, "https://e.org/caf\u00e9"))
-    >>> sent[0]["status"], sent[0]["headers"]
-    (302, [(b'content-length', b'0'), (b'location', b'https://e.org/caf%C3%A9')])
+    >>> asyncio.run(redirect(send, "https://e.org/x", 303))
+    >>> sent[0]["status"], sent[1]["body"]
+    (303, b'')
     """
-    headers = [(b"content-length", b"0"), (b"location", quote(location, _LOCATION_SAFE).encode("latin-1"))]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send(redirect_start(location, status))
     await send({"type": "http.response.body", "body": b""})
+
+
+#: The longest ARK plus target (characters) a :class:`RedirectCache` keeps: its memory stays bounded by
+#: its size (about 180 bytes of overhead and these characters an entry), whatever clients send.
+CACHED_CHARS: Final = 512
+
+
+class RedirectCache:
+    """The redirects a worker decided (the status and :func:`redirect_start`'s ``location``), by the ARK
+    as sent,
+    for one ``stamp`` (the store's changes token and the registry in force): :meth:`get` with another
+    stamp drops them all.  At most ``size`` of them (the oldest goes first), each at most
+    :data:`CACHED_CHARS` characters of ARK and target.
+
+    >>> cache = RedirectCache(2)
+    >>> cache.get("ark:1/a", 1) is None  # a miss: the request decides, then keeps its redirect
+    True
+    >>> cache.put("ark:1/a", 1, Decision(302, location="https://e.org/a"))
+    >>> cache.get("ark:1/a", 1)
+    (302, b'https://e.org/a')
+    >>> cache.get("ark:1/a", 2) is None, len(cache)
+    (True, 0)
+    """
+
+    __slots__ = ("_entries", "_stamp", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._stamp: Hashable = None
+        self._entries: dict[str, tuple[int, bytes]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, text: str, stamp: Hashable) -> tuple[int, bytes] | None:
+        """The redirect kept for ``text`` under ``stamp``; a new stamp drops every one kept."""
+        if stamp != self._stamp:
+            self._entries.clear()
+            self._stamp = stamp
+            return None
+        return self._entries.get(text)
+
+    def put(self, text: str, stamp: Hashable, decision: Decision) -> None:
+        """Keep ``decision`` if it is a redirect, small enough, and ``stamp`` is still the one in force
+        (a request that began before a change keeps nothing)."""
+        location = decision.location
+        if (
+            self.size <= 0
+            or location is None
+            or stamp != self._stamp
+            or len(text) + len(location) > CACHED_CHARS
+        ):
+            return
+        entries = self._entries
+        if len(entries) >= self.size and text not in entries:
+            del entries[next(iter(entries))]  # the oldest
+        entries[text] = (decision.status, redirect_start(location, decision.status)["headers"][1][1])
 
 
 class FastPathApp(FastAPI):
     """The FastAPI app, with plain ARK resolution (:func:`is_fast`) answered before it."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer a fast-path request here, hand every other one to FastAPI."""
+        """Answer a fast-path request here (from the worker's :class:`RedirectCache` when it holds the
+        answer), hand every other one to FastAPI."""
+        state = self.state
+        cache: RedirectCache = state.redirects
+        if cache.size and not self.root_path and _plain(scope):
+            text = raw_ark(scope)
+            try:
+                token = state.lookup.changes_token()  # before anything is read
+            except _STORE_TROUBLE:  # answered below, as without the cache (a 503 or the domain error)
+                token = None
+            if token is not None:
+                stamp = (token, state.registry.get())  # objects: compared by identity first
+                kept = cache.get(text, stamp)  # only ARKs the route matched are ever kept
+                if kept is not None:
+                    await send({"type": "http.response.start", "status": kept[0],
+                                "headers": [_NO_BODY, (b"location", kept[1])]})
+                    await send(_EMPTY_BODY)
+                    return
+                if is_fast(scope):
+                    await self._resolve(scope, receive, send, text, (cache, stamp))
+                    return
         if self.root_path or not is_fast(scope):
             await super().__call__(scope, receive, send)
             return
-        request = Request(scope, receive)
+        await self._resolve(scope, receive, send, raw_ark(scope), None)
+
+    async def _resolve(self, scope: Scope, receive: Receive, send: Send, text: str,
+                       keep: tuple[RedirectCache, Hashable] | None) -> None:
+        """Decide ``text`` by the one resolution flow and answer; a redirect is kept in ``keep``'s
+        cache under its stamp."""
         settings: Settings = self.state.settings
         lookup: Lookup = self.state.lookup
-        registry: RegistryHolder = self.state.registry
+        request = Request(scope, receive)
         try:
-            decision = await decide(raw_ark(scope), lookup, fallback=settings.forward_to,
-                                    registry=registry.get())
+            decision = await decide(text, lookup, fallback=settings.forward_to,
+                                    registry=self.state.registry.get())
             if decision.location is not None:
+                if keep is not None:
+                    keep[0].put(text, keep[1], decision)
                 await redirect(send, decision.location, decision.status)  # most of a resolver's answers
                 return
             response = render(request, decision)

@@ -82,6 +82,10 @@ class Lookup(Protocol):
         """False only if the store certainly holds no ARK binding under ``naan`` (normalized): then
         :meth:`resolve` need not be asked."""
 
+    def changes_token(self) -> Hashable | None:
+        """A value that changes whenever any answer of the three reads above may have changed (asked on
+        the event loop: in memory or a local pragma); ``None``: it cannot be told at once."""
+
 
 class StoreLookup:
     """:class:`Lookup` over the store of ``holder``; batched lookups go through ``batcher``."""
@@ -112,6 +116,15 @@ class StoreLookup:
         if mode == "batched" and lookup_cost(text) <= MAX_BATCHED_COST:
             return await self.batcher.resolve(text)
         return await self._run(lambda store: store.resolve(text), inline=mode == "inline")
+
+    def changes_token(self) -> Hashable | None:
+        """The store's :meth:`~pidkit.store.Store.changes_token`, with the store object (a store opened
+        again starts afresh); ``None`` while the store is not open or cannot tell."""
+        store = self.holder.peek()  # never opens the store on the event loop
+        if store is None:
+            return None
+        token = store.changes_token()
+        return None if token is None else (store, token)
 
     async def _naan_sets(self) -> tuple[frozenset[str], frozenset[str]] | None:
         """The NAANs the store serves and those it binds under, exact: kept while the store's
