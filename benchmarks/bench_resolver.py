@@ -876,8 +876,9 @@ def collect(quick: bool) -> tuple[list[Row], dict[str, str], list[str], Settings
         notes.append(f"load average after the runs: {_loadavg()}")
         for t in targets:
             if t.server == "pidkit" and (rss := worker_rss(t.pid)):
-                notes.append(f"pidkit on {t.backend}: resident memory of its {len(rss)} workers after the "
-                             f"runs: {', '.join(f'{kib / 1024:.0f} MB' for kib in rss)}")
+                notes.append(f"pidkit on {t.backend}: resident memory of its {len(rss)} child processes (the "
+                             "workers and multiprocessing's helper) after the runs: "
+                             f"{', '.join(f'{kib / 1024:.0f} MB' for kib in rss)}")
     rows = []
     for (t, keepalive, kind), loads in runs.items():
         ordered = sorted(loads, key=lambda ld: ld.rps)
