@@ -108,13 +108,18 @@ def audit(reader: GedcomReader, *, types: Collection[str] = DEFAULT_RECORD_TYPES
     # the 16 data bytes of bad-checksum values → where first seen (rare: the probable-duplicate check)
     bad_data: dict[bytes, tuple[bytes | str, int]] = {}
     wanted = frozenset(types)
+    records, without_uid, missing = report.records, report.without_uid, report.missing
     for rec in reader:
         tag = rec.tag
-        if tag is None or tag in ("HEAD", "TRLR"):
-            if UID_BYTES not in rec.data:
-                continue
-        elif tag is not None:
-            report.records[tag] += 1
+        if UID_BYTES not in rec.data:  # no UID line in it (uid_sites would find none): counted at once
+            if tag is not None and tag not in ("HEAD", "TRLR"):
+                records[tag] += 1
+                without_uid[tag] += 1
+                if tag in wanted and len(missing) < MAX_EXAMPLES:
+                    missing.append((tag, rec.xref, rec.number))
+            continue
+        if tag is not None and tag not in ("HEAD", "TRLR"):
+            records[tag] += 1
         has_uid = False
         local: set[tuple[int, bytes | str]] = set()
         for site, structure, _ in uid_sites(rec):
