@@ -8,6 +8,7 @@ such token (another instance's write arrives as a notification, later), so nothi
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from _webutil import COLLECTION, TARGET, seed
 from pidkit.errors import PidkitError
 from pidkit.store import open_store
 from pidkit.web import Settings, create_app
-from pidkit.web.fastpath import CACHED_CHARS, RedirectCache
+from pidkit.web.fastpath import CACHED_BYTES, RedirectCache
 from pidkit.web.resolver import Decision
 
 pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded, client
@@ -34,63 +35,70 @@ def _302(location: str) -> Decision:
 
 def test_a_new_stamp_drops_everything_kept() -> None:
     cache = RedirectCache(10)
-    assert cache.get("ark:1/a", "s1") is None
-    cache.put("ark:1/a", "s1", _302("https://e.org/a"))
-    cache.put("ark:1/b", "s1", Decision(303, location="https://e.org/b"))
-    assert cache.get("ark:1/b", "s1") == (303, b"https://e.org/b")
-    assert cache.get("ark:1/a", "s2") is None
-    assert len(cache) == 0
-    assert cache.get("ark:1/b", "s1") is None  # the old stamp does not bring them back
+    assert cache.get(b"/ark:1/a", "s1") is None
+    cache.put(b"/ark:1/a", "s1", _302("https://e.org/a"))
+    cache.put(b"/ark:1/b", "s1", Decision(303, location="https://e.org/b"))
+    assert cache.get(b"/ark:1/b", "s1") == (303, b"https://e.org/b")
+    assert cache.peek(b"/ark:1/a") == (302, b"https://e.org/a")
+    assert cache.get(b"/ark:1/a", "s2") is None
+    assert len(cache) == 0 and cache.peek(b"/ark:1/a") is None
+    assert cache.get(b"/ark:1/b", "s1") is None  # the old stamp does not bring them back
 
 
 def test_a_request_that_began_before_a_change_keeps_nothing() -> None:
     cache = RedirectCache(10)
-    cache.get("ark:1/a", "before")
-    cache.get("ark:1/z", "after")  # another request saw the change meanwhile
-    cache.put("ark:1/a", "before", _302("https://e.org/old"))
-    assert cache.get("ark:1/a", "after") is None
+    cache.get(b"/ark:1/a", "before")
+    cache.get(b"/ark:1/z", "after")  # another request saw the change meanwhile
+    cache.put(b"/ark:1/a", "before", _302("https://e.org/old"))
+    assert cache.get(b"/ark:1/a", "after") is None
     assert len(cache) == 0
 
 
 def test_only_redirects_small_enough_are_kept() -> None:
     cache = RedirectCache(10)
-    cache.get("x", "s")
-    cache.put("ark:1/gone", "s", Decision(410))
-    cache.put("ark:1/none", "s", Decision(404, message="not bound"))
-    long_target = "https://e.org/" + "a" * CACHED_CHARS
-    cache.put("ark:1/long", "s", _302(long_target))
-    fits = "https://e.org/" + "b" * (CACHED_CHARS - len("https://e.org/") - len("ark:1/fits"))
-    cache.put("ark:1/fits", "s", _302(fits))
-    cache.put("ark:1/caf\u00e9", "s", _302("https://e.org/caf\u00e9"))
+    cache.get(b"x", "s")
+    cache.put(b"/ark:1/gone", "s", Decision(410))
+    cache.put(b"/ark:1/none", "s", Decision(404, message="not bound"))
+    cache.put(b"/ark:1/long", "s", _302("https://e.org/" + "a" * CACHED_BYTES))
+    fits = "https://e.org/" + "b" * (CACHED_BYTES - len("https://e.org/") - len(b"/ark:1/fits"))
+    cache.put(b"/ark:1/fits", "s", _302(fits))
+    cache.put(b"/ark:1/caf%C3%A9", "s", _302("https://e.org/caf\u00e9"))
+    # the bound counts the bytes kept: 100 CJK characters are 900 bytes once percent-encoded
+    cache.put(b"/ark:1/cjk", "s", _302("https://e.org/" + "\u4e2d" * 100))
     assert len(cache) == 2
-    assert cache.get("ark:1/caf\u00e9", "s") == (302, b"https://e.org/caf%C3%A9")  # as the route encodes it
-    assert cache.get("ark:1/fits", "s") is not None
+    assert cache.get(b"/ark:1/fits", "s") is not None
+    assert cache.get(b"/ark:1/caf%C3%A9", "s") == (302, b"https://e.org/caf%C3%A9")  # as the route encodes it
 
 
 def test_the_oldest_goes_first_and_the_size_holds() -> None:
     cache = RedirectCache(3)
-    cache.get("x", "s")
+    cache.get(b"x", "s")
     for name in "abcde":
-        cache.put(f"ark:1/{name}", "s", _302(f"https://e.org/{name}"))
-    assert len(cache) == 3
-    assert [cache.get(f"ark:1/{n}", "s") is not None for n in "abcde"] == [False, False, True, True, True]
-    cache.put("ark:1/e", "s", _302("https://e.org/e2"))  # replacing one evicts none
-    assert len(cache) == 3
-    assert cache.get("ark:1/e", "s") == (302, b"https://e.org/e2")
+        cache.put(f"/ark:1/{name}".encode(), "s", _302(f"https://e.org/{name}"))
+    assert len(cache) == 3 == len(cache._order)
+    kept = [cache.get(f"/ark:1/{n}".encode(), "s") is not None for n in "abcde"]
+    assert kept == [False, False, True, True, True]
+    cache.put(b"/ark:1/e", "s", _302("https://e.org/e2"))  # replacing one evicts none
+    assert len(cache) == 3 == len(cache._order)
+    assert cache.get(b"/ark:1/e", "s") == (302, b"https://e.org/e2")
+    for i in range(1000):  # the queue beside the dict stays the dict's keys, oldest first
+        cache.put(f"/ark:1/n{i}".encode(), "s", _302(f"https://e.org/{i}"))
+    assert list(cache._order) == [b"/ark:1/n997", b"/ark:1/n998", b"/ark:1/n999"] == list(cache._entries)
 
 
 def test_size_zero_keeps_nothing() -> None:
-    cache = RedirectCache(0)
-    cache.get("x", "s")
-    cache.put("ark:1/a", "s", _302("https://e.org/a"))
-    assert len(cache) == 0
+    for size in (0, -1):
+        cache = RedirectCache(size)
+        cache.get(b"x", "s")
+        cache.put(b"/ark:1/a", "s", _302("https://e.org/a"))
+        assert len(cache) == 0
 
 
 def test_the_setting_is_read_from_the_environment() -> None:
     assert Settings().resolve_cache == 100_000
     assert Settings.from_env({"PIDKIT_RESOLVE_CACHE": "0"}).resolve_cache == 0
     assert Settings.from_env({"PIDKIT_RESOLVE_CACHE": "250"}).resolve_cache == 250
-    for bad in ("-1", "many", "1e6", "\u0662", "100000001"):
+    for bad in ("-1", "many", "1e6", "\u0662", "100000001", "1" * 5000):
         with pytest.raises(PidkitError, match="PIDKIT_RESOLVE_CACHE must be a whole number"):
             Settings.from_env({"PIDKIT_RESOLVE_CACHE": bad})
 
@@ -151,8 +159,7 @@ def test_cached_answers_equal_the_uncached_ones(sqlite_url: str) -> None:
         "/ark:99999/fk4x1", "/ark:/99999/fk4x1", "/ark:99999/fk4-x1", "/ark:99999/fk4coll/p/q.html",
         "/ark:99999/fk4a%2Fb", "/ark:b9999/x1y", "/ark:99999/fk4gone", "/ark:99999/fk4res",
         "/ark:99999/fk4nope", "/ark:12148/btv1b8449691v", "/ark:/b6071/m3z07d", "/ark:00000/x",
-        "/ark:99999/fk4coll/../../x",
-        "/ARK:99999/fk4x1",
+        "/ark:99999/fk4coll/../../x", "/ARK:99999/fk4x1", "/ark:99999/fk4coll/caf%C3%A9",
     ]
     with open_store(sqlite_url) as store:
         seed(store)
@@ -161,21 +168,69 @@ def test_cached_answers_equal_the_uncached_ones(sqlite_url: str) -> None:
         with plain, cached:
             cached.get("/ark:99999/fk4res")  # opens the store
             for path in paths:
-                want = _summary(plain.get(path))
-                assert _summary(cached.get(path)) == want, path
-                assert _summary(cached.get(path)) == want, path  # from the cache where it was a redirect
+                for method in ("GET", "HEAD", "GET"):  # the last from the cache where it was a redirect
+                    want = plain.request(method, path)
+                    got = cached.request(method, path)
+                    assert _summary(got) == _summary(want), (method, path)
+                    assert got.headers.raw == want.headers.raw, (method, path)
             assert len(cached.app.state.redirects) > 5  # type: ignore[attr-defined]
             assert len(plain.app.state.redirects) == 0  # type: ignore[attr-defined]
+
+
+def _asgi_get(app: Any, raw_path: bytes, path: str) -> int:
+    """The status ``app`` answers a GET whose raw path and decoded path are given (as a server that
+    accepts any request target would pass them)."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+             "scheme": "http", "path": path, "raw_path": raw_path, "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"testserver")], "client": ("127.0.0.1", 1), "server": ("testserver", 80)}
+    asyncio.run(app(scope, receive, send))
+    return int(sent[0]["status"])
+
+
+def test_a_path_the_route_does_not_match_is_never_answered_from_the_cache(
+    sqlite_client: tuple[TestClient, Any]
+) -> None:
+    client, _ = sqlite_client
+    for _ in range(2):
+        assert client.get("/ark:99999/fk4x1").status_code == 302
+    assert len(client.app.state.redirects) == 1  # type: ignore[attr-defined]
+    # the same ARK without the leading slash (a request target some servers pass on): not the route's
+    assert _asgi_get(client.app, b"ark:99999/fk4x1", "ark:99999/fk4x1") == 404
+    assert _asgi_get(client.app, b"/ark:99999/fk4x1", "/ark:99999/fk4x1") == 302
 
 
 def test_a_query_or_a_body_still_goes_to_the_route(sqlite_client: tuple[TestClient, Any]) -> None:
     client, _ = sqlite_client
     assert client.get("/ark:99999/fk4x1").status_code == 302  # now kept
+    assert len(client.app.state.redirects) == 1  # type: ignore[attr-defined]
     info = client.get("/ark:99999/fk4x1?info")
     assert info.status_code == 200 and "Rhythm" in info.text
-    with_body = client.request("GET", "/ark:99999/fk4x1", content=b"x" * 10)
-    assert with_body.status_code == 302  # answered by the route, not from the cache
+    too_big = client.request("GET", "/ark:99999/fk4x1", content=b"x" * (Settings().max_body + 1))
+    assert too_big.status_code == 413  # the body limit answers, not the cache
     assert client.post("/ark:99999/fk4x1").status_code == 405
+
+
+def test_a_failing_changes_token_fails_no_request(
+    sqlite_client: tuple[TestClient, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, _ = sqlite_client
+    assert client.get("/ark:99999/fk4x1").status_code == 302
+
+    def broken() -> None:
+        raise RuntimeError("token trouble")
+
+    monkeypatch.setattr(client.app.state.lookup, "changes_token", broken)  # type: ignore[attr-defined]
+    assert client.get("/.well-known/ark").status_code == 200
+    assert client.get("/ark:99999/fk4x1").headers["location"] == TARGET
+    assert client.get("/ark:99999/fk4gone").status_code == 410
 
 
 def test_a_write_from_another_connection_is_seen_by_the_next_request(
@@ -218,6 +273,17 @@ def test_a_file_put_in_the_stores_place_is_not_answered_from_the_cache(
     answer = client.get("/ark:99999/fk4x1")
     assert answer.status_code == 503  # the store refuses a file that is not its own; never the old answer
     assert len(client.app.state.redirects) == 0  # type: ignore[attr-defined]
+
+
+def test_a_deleted_store_file_is_not_answered_from_the_cache(
+    sqlite_client: tuple[TestClient, Any], sqlite_url: str
+) -> None:
+    client, _ = sqlite_client
+    for _ in range(2):
+        assert client.get("/ark:99999/fk4x1").status_code == 302
+    os.remove(sqlite_url.removeprefix("sqlite:///"))
+    assert client.get("/ark:99999/fk4x1").status_code == 503
+    assert client.get("/ark:99999/fk4x1").status_code == 503
 
 
 def test_a_new_registry_drops_the_kept_redirects(

@@ -176,6 +176,11 @@ def _email(text: str) -> str:
     return text
 
 
+#: The most digits a number in a variable may have (before it is converted: Python refuses to convert
+#: more than 4,300 with a ValueError).
+_MAX_DIGITS: Final = 18
+
+
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     """A variable that holds a positive integer (ASCII digits), or ``default`` when unset or empty.
 
@@ -183,11 +188,15 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     Traceback (most recent call last):
     ...
     pidkit.errors.PidkitError: PIDKIT_MAX_BODY must be a positive integer in '²'
+    >>> _positive_int({"PIDKIT_MAX_BODY": "9" * 5000}, "PIDKIT_MAX_BODY", 1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.PidkitError: PIDKIT_MAX_BODY must be a positive integer in '999...'… (5000 characters)
     """
     text = env.get(name)
     if not text:
         return default
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or len(text) > _MAX_DIGITS or int(text) < 1:
         raise PidkitError(f"{name} must be a positive integer", text=text)
     return int(text)
 
@@ -210,7 +219,7 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     text = env.get(name)
     if not text:
         return default
-    if not (text.isascii() and text.isdigit()) or int(text) > _MAX_COUNT:
+    if not (text.isascii() and text.isdigit()) or len(text) > _MAX_DIGITS or int(text) > _MAX_COUNT:
         raise PidkitError(f"{name} must be a whole number from 0 to {_MAX_COUNT}", text=text)
     return int(text)
 

@@ -32,7 +32,9 @@ and nothing is kept.
 
 from __future__ import annotations
 
+import logging
 import re
+from collections import deque
 from collections.abc import Hashable
 from typing import Any, Final
 from urllib.parse import quote
@@ -50,6 +52,8 @@ from .resolver import Decision, decide, raw_ark, render
 
 __all__ = ["FastPathApp", "RedirectCache", "is_fast"]
 
+_log = logging.getLogger("pidkit.web")
+
 #: The path the ARK route (``/{ark:arkpath}``) matches, compiled as Starlette compiles route paths.
 ARK_ROUTE: Final = re.compile(f"^/(?:{ArkPathConvertor.regex})$")
 #: Methods the ARK route serves.
@@ -60,12 +64,8 @@ _LOCATION_SAFE: Final = ":/%#?=@[]!$&'()*+,;"
 _BODY_HEADERS: Final = frozenset({b"content-length", b"transfer-encoding"})
 
 
-#: What the store may raise when asked for its changes token.
-_STORE_TROUBLE: Final[tuple[type[Exception], ...]] = (PidkitError, *UNAVAILABLE)
 #: The ``content-length`` header of a redirect.
 _NO_BODY: Final = (b"content-length", b"0")
-#: The empty body that ends every redirect.
-_EMPTY_BODY: Final = {"type": "http.response.body", "body": b""}
 
 
 def _plain(scope: Scope) -> bool:
@@ -120,61 +120,67 @@ async def redirect(send: Send, location: str, status: int = 302) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
-#: The longest ARK plus target (characters) a :class:`RedirectCache` keeps: its memory stays bounded by
-#: its size (about 180 bytes of overhead and these characters an entry), whatever clients send.
-CACHED_CHARS: Final = 512
+#: The longest request path plus encoded target (bytes) a :class:`RedirectCache` keeps: its memory stays
+#: bounded by its size (about 200 bytes of overhead and these bytes an entry), whatever clients send.
+CACHED_BYTES: Final = 512
 
 
 class RedirectCache:
-    """The redirects a worker decided (the status and :func:`redirect_start`'s ``location``), by the ARK
-    as sent,
-    for one ``stamp`` (the store's changes token and the registry in force): :meth:`get` with another
-    stamp drops them all.  At most ``size`` of them (the oldest goes first), each at most
-    :data:`CACHED_CHARS` characters of ARK and target.
+    """The redirects a worker decided (the status and :func:`redirect_start`'s ``location``), by the
+    request's raw path, for one ``stamp`` (the store's changes token and the registry in force):
+    :meth:`get` with another stamp drops them all.  At most ``size`` of them (the oldest goes first: a
+    queue beside the dict, so keeping one is O(1) however full it is), each at most
+    :data:`CACHED_BYTES` bytes of path and encoded target.
 
     >>> cache = RedirectCache(2)
-    >>> cache.get("ark:1/a", 1) is None  # a miss: the request decides, then keeps its redirect
+    >>> cache.get(b"/ark:1/a", 1) is None  # a miss: the request decides, then keeps its redirect
     True
-    >>> cache.put("ark:1/a", 1, Decision(302, location="https://e.org/a"))
-    >>> cache.get("ark:1/a", 1)
+    >>> cache.put(b"/ark:1/a", 1, Decision(302, location="https://e.org/a"))
+    >>> cache.get(b"/ark:1/a", 1)
     (302, b'https://e.org/a')
-    >>> cache.get("ark:1/a", 2) is None, len(cache)
+    >>> cache.get(b"/ark:1/a", 2) is None, len(cache)
     (True, 0)
     """
 
-    __slots__ = ("_entries", "_stamp", "size")
+    __slots__ = ("_entries", "_order", "_stamp", "size")
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._stamp: Hashable = None
-        self._entries: dict[str, tuple[int, bytes]] = {}
+        self._entries: dict[bytes, tuple[int, bytes]] = {}
+        self._order: deque[bytes] = deque()  # the keys of _entries, oldest first
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, text: str, stamp: Hashable) -> tuple[int, bytes] | None:
-        """The redirect kept for ``text`` under ``stamp``; a new stamp drops every one kept."""
+    def peek(self, key: bytes) -> tuple[int, bytes] | None:
+        """The redirect kept for ``key`` under whatever stamp is in force (then ask :meth:`get`)."""
+        return self._entries.get(key)
+
+    def get(self, key: bytes, stamp: Hashable) -> tuple[int, bytes] | None:
+        """The redirect kept for ``key`` under ``stamp``; a new stamp drops every one kept."""
         if stamp != self._stamp:
             self._entries.clear()
+            self._order.clear()
             self._stamp = stamp
             return None
-        return self._entries.get(text)
+        return self._entries.get(key)
 
-    def put(self, text: str, stamp: Hashable, decision: Decision) -> None:
+    def put(self, key: bytes, stamp: Hashable, decision: Decision) -> None:
         """Keep ``decision`` if it is a redirect, small enough, and ``stamp`` is still the one in force
         (a request that began before a change keeps nothing)."""
         location = decision.location
-        if (
-            self.size <= 0
-            or location is None
-            or stamp != self._stamp
-            or len(text) + len(location) > CACHED_CHARS
-        ):
+        if self.size <= 0 or location is None or stamp != self._stamp:
+            return
+        encoded = redirect_start(location, decision.status)["headers"][1][1]
+        if len(key) + len(encoded) > CACHED_BYTES:
             return
         entries = self._entries
-        if len(entries) >= self.size and text not in entries:
-            del entries[next(iter(entries))]  # the oldest
-        entries[text] = (decision.status, redirect_start(location, decision.status)["headers"][1][1])
+        if key not in entries:
+            if len(entries) >= self.size:
+                entries.pop(self._order.popleft(), None)  # the oldest
+            self._order.append(key)
+        entries[key] = (decision.status, encoded)
 
 
 class FastPathApp(FastAPI):
@@ -183,34 +189,47 @@ class FastPathApp(FastAPI):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a fast-path request here (from the worker's :class:`RedirectCache` when it holds the
         answer), hand every other one to FastAPI."""
-        state = self.state
-        cache: RedirectCache = state.redirects
-        if cache.size and not self.root_path and _plain(scope):
-            text = raw_ark(scope)
-            try:
-                token = state.lookup.changes_token()  # before anything is read
-            except _STORE_TROUBLE:  # answered below, as without the cache (a 503 or the domain error)
-                token = None
-            if token is not None:
-                stamp = (token, state.registry.get())  # objects: compared by identity first
-                kept = cache.get(text, stamp)  # only ARKs the route matched are ever kept
+        cache: RedirectCache | None = getattr(self.state, "redirects", None)
+        key = scope.get("raw_path")
+        if (
+            cache is not None
+            and cache.size > 0
+            and isinstance(key, bytes)
+            and not self.root_path
+            and _plain(scope)
+            # kept only for a raw path the ARK route matched: the same raw path decodes the same
+            and (cache.peek(key) is not None or ARK_ROUTE.match(scope["path"]) is not None)
+        ):
+            stamp = self._stamp()  # before anything is read
+            if stamp is not None:
+                kept = cache.get(key, stamp)
                 if kept is not None:
                     await send({"type": "http.response.start", "status": kept[0],
                                 "headers": [_NO_BODY, (b"location", kept[1])]})
-                    await send(_EMPTY_BODY)
+                    await send({"type": "http.response.body", "body": b""})
                     return
-                if is_fast(scope):
-                    await self._resolve(scope, receive, send, text, (cache, stamp))
-                    return
+                await self._resolve(scope, receive, send, raw_ark(scope), (cache, stamp, key))
+                return
         if self.root_path or not is_fast(scope):
             await super().__call__(scope, receive, send)
             return
         await self._resolve(scope, receive, send, raw_ark(scope), None)
 
+    def _stamp(self) -> Hashable | None:
+        """What the kept redirects are filed under: the store's changes token and the registry in force
+        (objects, compared by identity first); ``None`` when the store cannot tell or asking it failed
+        (the request is then answered as without the cache, which says what is wrong)."""
+        try:
+            token = self.state.lookup.changes_token()
+            return None if token is None else (token, self.state.registry.get())
+        except Exception:  # the cache never fails a request: the uncached path answers, or says why
+            _log.debug("no changes token: answered without the cache", exc_info=True)
+            return None
+
     async def _resolve(self, scope: Scope, receive: Receive, send: Send, text: str,
-                       keep: tuple[RedirectCache, Hashable] | None) -> None:
+                       keep: tuple[RedirectCache, Hashable, bytes] | None) -> None:
         """Decide ``text`` by the one resolution flow and answer; a redirect is kept in ``keep``'s
-        cache under its stamp."""
+        cache under its stamp and key."""
         settings: Settings = self.state.settings
         lookup: Lookup = self.state.lookup
         request = Request(scope, receive)
@@ -219,7 +238,7 @@ class FastPathApp(FastAPI):
                                     registry=self.state.registry.get())
             if decision.location is not None:
                 if keep is not None:
-                    keep[0].put(text, keep[1], decision)
+                    keep[0].put(keep[2], keep[1], decision)
                 await redirect(send, decision.location, decision.status)  # most of a resolver's answers
                 return
             response = render(request, decision)
