@@ -358,13 +358,18 @@ def ensure_wrk() -> str | None:
     return found
 
 
+def _dash_v(binary: str) -> str:
+    """What ``binary -v`` prints, on either stream (its exit status aside); empty if it cannot run."""
+    try:
+        done = subprocess.run([binary, "-v"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout + done.stderr
+
+
 def wrk_version(wrk: str) -> str:
     """wrk's version as ``wrk -v`` prints it (it exits 1 after printing its usage)."""
-    try:
-        out = subprocess.run([wrk, "-v"], capture_output=True, text=True, timeout=10, check=False).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return "?"
-    words = out.split()
+    words = _dash_v(wrk).split()
     return words[1] if len(words) > 1 else "?"
 
 
@@ -648,12 +653,8 @@ def nginx_binary() -> str:
 
 
 def nginx_version(nginx: str) -> str:
-    """``nginx -v``'s version (it prints it on stderr)."""
-    try:
-        out = subprocess.run([nginx, "-v"], capture_output=True, text=True, timeout=10, check=False).stderr
-    except (OSError, subprocess.TimeoutExpired):
-        return "?"
-    return out.strip().rpartition("/")[2] or "?"
+    """``nginx -v``'s version (``nginx version: nginx/1.22.1``, on stderr)."""
+    return _dash_v(nginx).strip().rpartition("/")[2] or "?"
 
 
 def write_edge_files(directory: Path, db_url: str, upstream_port: int) -> tuple[float, int, str]:
