@@ -708,6 +708,21 @@ def test_first_open_waits_for_a_rollback_mode_writer(tmp_path: Path) -> None:
         other.close()
 
 
+def _settled_minter(store: Store, name: str) -> tuple[int, list[tuple[object, ...]]]:
+    """A minter's counter and its minted rows, read in one transaction that first takes the minter's
+    row lock.  A client killed just after it sent COMMIT leaves the server committing its mint for a
+    moment: two separate reads could fall on either side of that commit (a CI run read the counter
+    before it and the minted rows after it).  The lock waits for that transaction to end."""
+    assert isinstance(store, SqlStore)
+    with store._transaction(write=True) as cur:
+        store._exec(cur, "UPDATE minters SET counter = counter WHERE name = ?", (name,))
+        store._exec(cur, "SELECT counter FROM minters WHERE name = ?", (name,))
+        (counter,) = cur.fetchone()
+        store._exec(cur, "SELECT id, position FROM minted WHERE minter = ?", (name,))
+        rows = [tuple(r) for r in cur.fetchall()]
+    return int(counter), rows
+
+
 @pytest.mark.slow
 def test_kill_during_mint_leaves_a_consistent_store(url: str) -> None:
     with open_store(url) as s:
@@ -721,9 +736,8 @@ def test_kill_during_mint_leaves_a_consistent_store(url: str) -> None:
         rest = proc.stdout.read()  # through the buffer readline() filled (communicate() would bypass it)
         assert proc.wait(timeout=60) == -signal.SIGKILL
     with open_store(url) as s:
-        counter = s.get_minter("m").counter
+        counter, rows = _settled_minter(s, "m")
         assert 0 < counter < 1_000_000
-        rows = _raw(s, "SELECT id, position FROM minted WHERE minter = ?", ("m",))
         positions = sorted(int(str(r[1])) for r in rows)
         assert positions == list(range(counter))  # counter and minted table agree
         minted = {f"ark:{NAAN}/{r[0]}" for r in rows}
