@@ -126,3 +126,60 @@ def test_a_refused_line_in_a_late_chunk_undoes_the_earlier_chunks(store: Store) 
     assert "tombstoned" in info.value.problems[0][1]
     assert _count(store) == 1
     assert store.get_binding(f"ark:{NAAN}/fk4s0") is None
+
+
+def _lookup_without(store: Store, monkeypatch: pytest.MonkeyPatch, hidden: str, seen: object = None) -> None:
+    """Make the import's lookup of the stored bindings miss ``hidden`` (or see ``seen`` there instead):
+    what it would have read had another writer changed that key between the lookup and the write (no
+    other writer can, on SQLite: the import holds the write lock)."""
+    lookup = store._import_state  # type: ignore[attr-defined]
+
+    def state(cur: object, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], object]:
+        found = dict(lookup(cur, pairs))
+        if ("ark", hidden) in found:
+            del found[("ark", hidden)]
+            if seen is not None:
+                found[("ark", hidden)] = seen
+        return found
+
+    monkeypatch.setattr(store, "_import_state", state)
+
+
+def test_a_key_bound_by_another_writer_since_the_lookup_is_never_written_over(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import writes a key its lookup found free with a plain insert: when the key is there after all
+    (another writer bound it meanwhile), the insert leaves that binding alone and the import is refused
+    naming the line — it never silently replaces what another writer bound, nor records it as created."""
+    key = f"ark:{NAAN}/fk4s{_IMPORT_CHUNK + 5}"
+    store.bind(key, "https://example.org/theirs")
+    history = store.history("ark", key)
+    _lookup_without(store, monkeypatch, key)
+    with pytest.raises(ImportRejectedError) as info:
+        store.import_jsonl(_lines(BIG))
+    assert list(info.value.problems) == [
+        (_IMPORT_CHUNK + 6, f"{key} was bound by another writer during the import; nothing imported: import "
+                            "again (the line then updates it)")
+    ]  # fmt: skip
+    b = store.get_binding(key)
+    assert b is not None and b.target == "https://example.org/theirs"
+    assert store.history("ark", key) == history
+    assert _count(store) == 1 and store.get_binding(f"ark:{NAAN}/fk4s0") is None
+
+
+def test_a_key_tombstoned_since_the_lookup_is_not_rebound(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key the lookup saw bound but tombstoned when the import writes it: the upsert's guard leaves the
+    tombstone, and the import is refused naming the line."""
+    key = f"ark:{NAAN}/fk4s{2 * _IMPORT_CHUNK + 7}"
+    live = store.bind(key, "https://example.org/was")
+    store.tombstone(key, reason="gone")
+    _lookup_without(store, monkeypatch, key, seen=live)
+    with pytest.raises(ImportRejectedError) as info:
+        store.import_jsonl(_lines(BIG))
+    line = 2 * _IMPORT_CHUNK + 8
+    assert list(info.value.problems) == [(line, f"{key} was tombstoned meanwhile; not rebound")]
+    b = store.get_binding(key)
+    assert b is not None and b.status == "tombstoned"
+    assert _count(store) == 1

@@ -88,20 +88,24 @@ def test_fresh_store_is_at_latest_schema(url: str) -> None:
 
 
 def test_the_changes_index_serves_list_changed(url: str) -> None:
-    """Migration 0005: bindings_by_update (kind, updated, key) exists on both backends, and SQLite's
-    plan for list_changed's query uses it (no separate sort for ORDER BY updated, key)."""
+    """Migrations 0005 and 0008: list_changed's filter and order are served by an index on both backends.
+    SQLite's plan for its query reads bindings_by_updated (kind, updated, key, …) with no separate sort
+    for ORDER BY updated, key, and migration 0005's narrower bindings_by_update (kind, updated, key) is
+    gone there; PostgreSQL keeps it (its bindings_by_updated sorts the key by COLLATE "C")."""
     with open_store(url) as s:
         if s.backend == "sqlite":
             names = _raw(s, "SELECT name FROM sqlite_master WHERE type = 'index'")
             plan = " ".join(str(r[-1]) for r in _raw(
                 s, "EXPLAIN QUERY PLAN SELECT key FROM bindings WHERE kind = 'ark' AND status IN ('public') "
                    "AND updated >= '2024' ORDER BY updated, key LIMIT 10"))
-            assert "bindings_by_update" in plan and "TEMP B-TREE" not in plan, plan
+            assert "bindings_by_updated" in plan and "TEMP B-TREE" not in plan, plan
+            assert ("bindings_by_update",) not in names and ("bindings_by_updated",) in names
         else:
             names = _raw(s, "SELECT indexname FROM pg_indexes WHERE tablename = 'bindings' "
                             "AND schemaname = current_schema()")
-        assert ("bindings_by_update",) in names
+            assert ("bindings_by_update",) in names
         assert _raw(s, "SELECT name FROM schema_version WHERE version = 5") == [("changes_index",)]
+        assert _raw(s, "SELECT name FROM schema_version WHERE version = 8") == [("one_changes_index",)]
 
 
 def test_reopen_keeps_data_and_does_not_migrate_again(url: str) -> None:

@@ -33,7 +33,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -265,25 +265,35 @@ class PostgresStore(SqlStore):
         )
         return cur.fetchall()
 
-    def _import_write(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> None:
-        """``COPY`` the rows into a temporary staging table, then one ``INSERT … SELECT … ON CONFLICT``
-        with the tombstone guard (``writes`` has one row per key, as one statement needs).  A streamed
-        import calls this once per chunk in one transaction: the table is made by the first call, emptied
-        by the next ones, and dropped at the commit or rollback."""
+    def _import_write(
+        self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]], stored: Mapping[tuple[str, str], Binding]
+    ) -> None:
+        """``COPY`` the rows into a temporary staging table, each marked new or not (``stored``, the
+        lookup, lacks its key), then an ``INSERT … SELECT`` for each, as the base class does row by row:
+        the new ones ``ON CONFLICT DO NOTHING`` (a key another writer bound since the lookup is never
+        written over: the import is refused naming its line), the others ``ON CONFLICT DO UPDATE`` with
+        the tombstone guard (``writes`` has one row per key, as one statement needs).  A streamed import
+        calls this once per chunk in one transaction: the table is made by the first call, emptied by the
+        next ones, and dropped at the commit or rollback."""
         if not writes or not isinstance(cur, psycopg.Cursor):
-            super()._import_write(cur, writes)
+            super()._import_write(cur, writes, stored)
             return
-        cur.execute("CREATE TEMP TABLE IF NOT EXISTS pidkit_import (LIKE bindings) ON COMMIT DROP")
+        staging = "pidkit_import (LIKE bindings, fresh boolean NOT NULL)"
+        cur.execute(f"CREATE TEMP TABLE IF NOT EXISTS {staging} ON COMMIT DROP")
         cur.execute("TRUNCATE pidkit_import")
-        with cur.copy(f"COPY pidkit_import ({BINDING_COLS}) FROM STDIN") as copy:
-            for _, row in writes:
-                copy.write_row(row.values)
-        cur.execute(
-            f"INSERT INTO bindings ({BINDING_COLS}) SELECT {BINDING_COLS} FROM pidkit_import "
-            f"ON CONFLICT (kind, key) DO UPDATE SET {IMPORT_SETS} WHERE bindings.status <> 'tombstoned'"
-        )
-        if cur.rowcount != len(writes):
-            self._import_refused(cur, writes)
+        new, known = self._new_and_known(writes, stored)
+        with cur.copy(f"COPY pidkit_import ({BINDING_COLS}, fresh) FROM STDIN") as copy:
+            for rows, fresh in ((new, True), (known, False)):
+                for _, row in rows:
+                    copy.write_row((*row.values, fresh))
+        insert = f"INSERT INTO bindings ({BINDING_COLS}) SELECT {BINDING_COLS} FROM pidkit_import WHERE "
+        upsert = f"NOT fresh ON CONFLICT (kind, key) DO UPDATE SET {IMPORT_SETS} " \
+                 "WHERE bindings.status <> 'tombstoned'"  # fmt: skip
+        for rows, sql in ((new, insert + "fresh ON CONFLICT DO NOTHING"), (known, insert + upsert)):
+            if rows:
+                cur.execute(sql)
+                if cur.rowcount != len(rows):
+                    self._import_refused(cur, rows, fresh=rows is new)
 
     @contextmanager
     def _dump_reader(self) -> Iterator[Callable[[str], Iterator[Any]]]:

@@ -282,6 +282,15 @@ def history_from_row(row: Sequence[Any]) -> HistoryEntry:
 _CLOCKS: dict[int, TidClock] = {}
 
 
+def _clock() -> TidClock:
+    """This process's TID clock."""
+    pid = os.getpid()
+    clock = _CLOCKS.get(pid)
+    if clock is None:
+        clock = _CLOCKS[pid] = TidClock()
+    return clock
+
+
 def history_id() -> str:
     """A new history row id: a TID (sorts by time; unique across processes but for a 1 in 1024 chance
     of two at the same microsecond, which the primary key then refuses).
@@ -289,11 +298,18 @@ def history_id() -> str:
     >>> len(history_id()), history_id() < history_id()
     (13, True)
     """
-    pid = os.getpid()
-    clock = _CLOCKS.get(pid)
-    if clock is None:
-        clock = _CLOCKS[pid] = TidClock()
-    return clock.next_str()
+    return _clock().next_str()
+
+
+def history_ids(n: int) -> list[str]:
+    """``n`` new history row ids at once, in increasing order (:func:`history_id`'s, one clock reading
+    for all: the ids of a bulk write).
+
+    >>> ids = history_ids(3)
+    >>> len(ids), ids == sorted(ids), history_id() > ids[-1]
+    (3, True, True)
+    """
+    return _clock().next_many(n)
 
 
 def history_json(fields: Mapping[str, Any] | None) -> str | None:
