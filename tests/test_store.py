@@ -105,7 +105,7 @@ def test_the_changes_index_serves_list_changed(url: str) -> None:
                             "AND schemaname = current_schema()")
             assert ("bindings_by_update",) in names
         assert _raw(s, "SELECT name FROM schema_version WHERE version = 5") == [("changes_index",)]
-        assert _raw(s, "SELECT name FROM schema_version WHERE version = 8") == [("one_changes_index",)]
+        assert _raw(s, "SELECT name FROM schema_version WHERE version = 8") == [("leaner_indexes",)]
 
 
 def test_reopen_keeps_data_and_does_not_migrate_again(url: str) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Final
 from ..codecs import iso_z
 from ..tid import TidClock
 from .changes import extra_from_text, extra_text
-from .records import _UNSTORABLE, ApiKey, Binding, Erc, HistoryEntry, MinterInfo, User, check_text
+from .records import ApiKey, Binding, Erc, HistoryEntry, MinterInfo, User, check_text, unstorable
 
 __all__ = [
     "API_KEY_COLS",
@@ -174,7 +174,7 @@ def checked_row(row: tuple[Any, ...], extra: tuple[tuple[str, str], ...]) -> tup
     """
     texts = [v for v in row[:20] if v.__class__ is str]
     texts += [v for pair in extra for v in pair]
-    if _UNSTORABLE.search("".join(texts)) is not None:
+    if unstorable("".join(texts)):
         for name, value in zip(BINDING_COLUMNS, row, strict=True):  # name the column and position
             if isinstance(value, str):
                 check_text(value, name)

@@ -1,0 +1,12 @@
+-- Migration 0008: less to keep up to date on every binding written, nothing less found (SQLite only; the
+-- statements are in 0008_leaner_indexes.sqlite.sql).
+-- * One index for Store.list_changed.  Migration 0006 added bindings_by_updated (kind, updated, key,
+--   naan, shoulder, status), whose first three columns are migration 0005's bindings_by_update (kind,
+--   updated, key): on SQLite the older index serves nothing the newer one does not (list_changed's filter
+--   and ORDER BY updated, key are read from the newer one, which also covers the status it filters on).
+--   PostgreSQL keeps both: its bindings_by_updated sorts the key by COLLATE "C", not by the column's
+--   collation that list_changed orders by.
+-- * The full-text indexes without their %_docsize tables (FTS5 columnsize=0): a row per binding per index
+--   holding the document's length in tokens, which only ranking (bm25) reads, and Find never ranks (it
+--   sorts by key or time).  FTS5 options are fixed when a table is made: both are made again and refilled
+--   (migration 0006's backfill), in the migration's one transaction.

@@ -1,7 +1,0 @@
--- Migration 0008: one index for Store.list_changed on SQLite.  Migration 0006 added bindings_by_updated
--- (kind, updated, key, naan, shoulder, status), whose first three columns are migration 0005's
--- bindings_by_update (kind, updated, key): on SQLite the older index serves nothing the newer one does not
--- (list_changed's filter and ORDER BY updated, key are read from the newer one, which also covers the
--- status it filters on), and every binding written kept both up to date.  It is dropped there
--- (0008_one_changes_index.sqlite.sql).  PostgreSQL keeps both: its bindings_by_updated sorts the key by
--- COLLATE "C", not by the column's collation that list_changed orders by.
