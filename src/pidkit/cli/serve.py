@@ -29,7 +29,7 @@ DEMO_DIR: Final = "demo-data"
 DEMO_DB: Final = "pidkit-demo.db"
 #: The application factory and the HTTP protocol, as import strings: uvicorn imports them in each worker
 #: (the CLI never imports the web layer; both read the environment through :mod:`pidkit.settings`).
-APP_FACTORY: Final = "pidkit.web.app:app_from_env"
+APP_FACTORY: Final = "pidkit.web.app:worker_app"
 #: uvicorn's HTTP protocol with bounds on request headers (PIDKIT_MAX_HEADER, PIDKIT_HEADER_TIMEOUT).
 HTTP_PROTOCOL: Final = "pidkit.web.protocol:GuardedProtocol"
 #: Seconds an idle keep-alive connection stays open.
