@@ -368,7 +368,7 @@ def test_migration_8_remakes_the_full_text_indexes_of_a_populated_store(
     """Migration 8 on a store whose bindings migration 6's indexes hold: on SQLite both FTS5 tables are
     made again without their %_docsize tables and hold exactly what a refill would (every word and
     trigram of both bindings), the narrower changes index is gone and the triggers index what comes
-    next; PostgreSQL keeps its indexes.  Find answers as before on both."""
+    next; on PostgreSQL it runs no statement.  Find answers as before on both."""
     url = backend()
     kind = "sqlite" if url.startswith("sqlite") else "postgresql"
     _store_before_search(kind, url, tmp_path, before=8)
