@@ -289,11 +289,12 @@ class PostgresStore(SqlStore):
         insert = f"INSERT INTO bindings ({BINDING_COLS}) SELECT {BINDING_COLS} FROM pidkit_import WHERE "
         upsert = f"NOT fresh ON CONFLICT (kind, key) DO UPDATE SET {IMPORT_SETS} " \
                  "WHERE bindings.status <> 'tombstoned'"  # fmt: skip
-        for rows, sql in ((new, insert + "fresh ON CONFLICT DO NOTHING"), (known, insert + upsert)):
+        for rows, sql, fresh in ((new, insert + "fresh ON CONFLICT DO NOTHING", True),
+                                 (known, insert + upsert, False)):
             if rows:
                 cur.execute(sql)
                 if cur.rowcount != len(rows):
-                    self._import_refused(cur, rows, fresh=rows is new)
+                    self._import_refused(cur, rows, fresh=fresh)
 
     @contextmanager
     def _dump_reader(self) -> Iterator[Callable[[str], Iterator[Any]]]:

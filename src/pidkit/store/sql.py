@@ -1243,17 +1243,17 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         there) is not inserted: the import is refused naming its line, never written over that
         binding.  A row the upsert refused (tombstoned by another writer since the lookup) rejects the
         import naming its line too."""
-        fresh, known = self._new_and_known(writes, stored)
+        new, known = self._new_and_known(writes, stored)
         values = f"INSERT INTO bindings ({BINDING_COLS}) VALUES ({BINDING_PARAMS}) "
         insert = self._q(values + "ON CONFLICT DO NOTHING")
         guard = "WHERE bindings.status <> 'tombstoned'"
         upsert = self._q(values + f"ON CONFLICT (kind, key) DO UPDATE SET {IMPORT_SETS} {guard}")
-        for sql, rows in ((insert, fresh), (upsert, known)):
+        for sql, rows, fresh in ((insert, new, True), (upsert, known, False)):
             for i in range(0, len(rows), _CHUNK):
                 chunk = rows[i : i + _CHUNK]
                 cur.executemany(sql, [row.values for _, row in chunk])
                 if cur.rowcount != len(chunk):
-                    self._import_refused(cur, chunk, fresh=sql is insert)
+                    self._import_refused(cur, chunk, fresh=fresh)
 
     @staticmethod
     def _new_and_known(
