@@ -905,6 +905,265 @@ speedups_xarkid_setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* --- GEDCOM: the fast line check and PAF _UID values ---------------------------------------------- */
+
+/* The line terminators of gedcom_lines_end: LF, CR-LF, and CR not followed by LF. */
+enum { EOL_LF = 0, EOL_CRLF = 1, EOL_CR = 2 };
+
+static inline int
+is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static inline int
+is_tagchar_7(unsigned char c) /* gedcom-1 tagchar = ucletter / DIGIT / underscore */
+{
+    return (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
+}
+
+static inline int
+is_tagchar_5(unsigned char c) /* 5.5.1 tag characters: letters of either case, digits, underscore */
+{
+    return is_tagchar_7(c) || (c >= 'a' && c <= 'z');
+}
+
+/* The end of the terminator at s[i] (eol kind), or -1 if none is there. */
+static inline Py_ssize_t
+eol_end(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol)
+{
+    if (i >= n) {
+        return -1;
+    }
+    switch (eol) {
+    case EOL_LF:
+        return s[i] == '\n' ? i + 1 : -1;
+    case EOL_CRLF:
+        return (s[i] == '\r' && i + 1 < n && s[i + 1] == '\n') ? i + 2 : -1;
+    default:
+        return (s[i] == '\r' && !(i + 1 < n && s[i + 1] == '\n')) ? i + 1 : -1;
+    }
+}
+
+/* The first CR or LF at or after i (n if none). */
+static inline Py_ssize_t
+line_break(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
+{
+    while (i < n && s[i] != '\r' && s[i] != '\n') {
+        i++;
+    }
+    return i;
+}
+
+/* Level D: the index after the delimiter, or -1. */
+static inline Py_ssize_t
+level_and_delimiter(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
+{
+    if (i >= n) {
+        return -1;
+    }
+    if (s[i] == '0') {
+        i++;
+    }
+    else if (s[i] >= '1' && s[i] <= '9') {
+        i++;
+        while (i < n && is_digit(s[i])) {
+            i++;
+        }
+    }
+    else {
+        return -1;
+    }
+    return (i < n && s[i] == ' ') ? i + 1 : -1;
+}
+
+/* One line of grammar.valid_lines_5 at s[i]: the index after its terminator, or -1. */
+static Py_ssize_t
+line_end_5(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol)
+{
+    i = level_and_delimiter(s, i, n);
+    if (i < 0) {
+        return -1;
+    }
+    if (i < n && s[i] == '@') { /* xref_ID D: "@", any bytes but "@" CR LF, "@", " " */
+        Py_ssize_t j = i + 1;
+        while (j < n && s[j] != '@' && s[j] != '\r' && s[j] != '\n') {
+            j++;
+        }
+        if (j == i + 1 || j + 1 >= n || s[j] != '@' || s[j + 1] != ' ') {
+            return -1; /* and a tag cannot start with "@" */
+        }
+        i = j + 2;
+    }
+    Py_ssize_t tag = i;
+    while (i < n && is_tagchar_5(s[i])) {
+        i++;
+    }
+    unsigned char stop = eol == EOL_LF ? '\n' : '\r';
+    if (i == tag || (i < n && s[i] != ' ' && s[i] != stop)) {
+        return -1;
+    }
+    Py_ssize_t brk = line_break(s, i, n);
+    return brk - i > 240 ? -1 : eol_end(s, brk, n, eol);
+}
+
+/* One line of grammar.valid_lines_7 at s[i]: the index after its terminator, or -1. */
+static Py_ssize_t
+line_end_7(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol)
+{
+    i = level_and_delimiter(s, i, n);
+    if (i < 0) {
+        return -1;
+    }
+    if (i < n && s[i] == '@') { /* Xref D */
+        Py_ssize_t j = i + 1;
+        while (j < n && is_tagchar_7(s[j])) {
+            j++;
+        }
+        if (j == i + 1 || j + 1 >= n || s[j] != '@' || s[j + 1] != ' ') {
+            return -1;
+        }
+        i = j + 2;
+    }
+    if (i + 4 <= n && memcmp(s + i, "CONC", 4) == 0 && !(i + 4 < n && is_tagchar_5(s[i + 4]))) {
+        return -1; /* CONC is not a 7.0 tag */
+    }
+    Py_ssize_t tag = i;
+    if (i < n && ((s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_')) { /* stdTag / extTag */
+        i++;
+        while (i < n && is_tagchar_7(s[i])) {
+            i++;
+        }
+    }
+    if (i == tag || (s[tag] == '_' && i == tag + 1)) {
+        return -1;
+    }
+    if (i < n && s[i] == ' ') { /* D [LineVal] */
+        i++;
+        if (i < n && s[i] == '@') {
+            if (i + 1 < n && s[i + 1] == '@') { /* lineStr with a leading @@ */
+                i = line_break(s, i, n);
+            }
+            else { /* pointer (voidPtr is an Xref in form) */
+                Py_ssize_t j = i + 1;
+                while (j < n && is_tagchar_7(s[j])) {
+                    j++;
+                }
+                if (j == i + 1 || j >= n || s[j] != '@') {
+                    return -1;
+                }
+                i = j + 1;
+            }
+        }
+        else {
+            i = line_break(s, i, n); /* lineStr, or nothing */
+        }
+    }
+    return eol_end(s, i, n, eol);
+}
+
+PyDoc_STRVAR(gedcom_lines_end_doc,
+"gedcom_lines_end(gedcom7, eol, data, pos, /)\n--\n\n"
+"The end of the run of well-formed lines of data that starts at pos: exactly\n"
+"grammar.valid_lines_7(eol) (gedcom7 true) or grammar.valid_lines_5(eol, stop) .match(data, pos).end(),\n"
+"for eol b'\\n', b'\\r\\n' or b'\\r' (a CR not followed by LF). pidkit.gedcom.grammar.lines_end binds it.");
+
+static PyObject *
+speedups_gedcom_lines_end(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyBytes_Check(args[1]) || !PyBytes_Check(args[2]) || !PyLong_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "gedcom_lines_end(gedcom7, eol, data, pos): bool, bytes, bytes, int");
+        return NULL;
+    }
+    int gedcom7 = PyObject_IsTrue(args[0]);
+    if (gedcom7 < 0) {
+        return NULL;
+    }
+    const char *eol_s = PyBytes_AS_STRING(args[1]);
+    Py_ssize_t eol_n = PyBytes_GET_SIZE(args[1]);
+    int eol;
+    if (eol_n == 1 && eol_s[0] == '\n') {
+        eol = EOL_LF;
+    }
+    else if (eol_n == 2 && eol_s[0] == '\r' && eol_s[1] == '\n') {
+        eol = EOL_CRLF;
+    }
+    else if (eol_n == 1 && eol_s[0] == '\r') {
+        eol = EOL_CR;
+    }
+    else {
+        PyErr_SetString(PyExc_ValueError, "gedcom_lines_end: eol must be b'\\n', b'\\r\\n' or b'\\r'");
+        return NULL;
+    }
+    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(args[2]);
+    Py_ssize_t n = PyBytes_GET_SIZE(args[2]);
+    Py_ssize_t pos = PyLong_AsSsize_t(args[3]);
+    if (pos == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (pos < 0 || pos > n) {
+        PyErr_Format(PyExc_ValueError, "gedcom_lines_end: pos %zd is outside the data (%zd bytes)", pos, n);
+        return NULL;
+    }
+    for (;;) {
+        Py_ssize_t next = gedcom7 ? line_end_7(s, pos, n, eol) : line_end_5(s, pos, n, eol);
+        if (next < 0) {
+            break;
+        }
+        pos = next;
+    }
+    return PyLong_FromSsize_t(pos);
+}
+
+PyDoc_STRVAR(paf_strings_doc,
+"paf_strings(data, /)\n--\n\n"
+"The PAF-form _UID texts (GEDCOM 5.x, U2) of len(data) // 16 UUIDs v4 made of data's 16-byte blocks:\n"
+"the version and variant bits set as uuid.uuid4 sets them, 32 uppercase hex digits, then the U2\n"
+"checksum (Fletcher-16 with modulus 256) as 4 more. Exactly gedcom_uid._paf_strings, the Python code.");
+
+static PyObject *
+speedups_paf_strings(PyObject *Py_UNUSED(module), PyObject *arg)
+{
+    if (!PyBytes_Check(arg) || PyBytes_GET_SIZE(arg) % 16 != 0) {
+        PyErr_SetString(PyExc_ValueError, "paf_strings(data): bytes, a multiple of 16 long");
+        return NULL;
+    }
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(arg);
+    Py_ssize_t count = PyBytes_GET_SIZE(arg) / 16;
+    PyObject *out = PyList_New(count);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        unsigned char b[16];
+        memcpy(b, data + 16 * k, 16);
+        b[6] = (unsigned char)((b[6] & 0x0F) | 0x40); /* version 4 */
+        b[8] = (unsigned char)((b[8] & 0x3F) | 0x80); /* variant 10 */
+        unsigned int check1 = 0, check2 = 0;
+        PyObject *text = PyUnicode_New(36, 127);
+        if (text == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_UCS1 *p = PyUnicode_1BYTE_DATA(text);
+        for (int i = 0; i < 16; i++) {
+            check1 += b[i];
+            check2 += (unsigned int)(16 - i) * b[i]; /* weight 17 - n for n = i + 1 */
+            p[2 * i] = (Py_UCS1)hex[b[i] >> 4];
+            p[2 * i + 1] = (Py_UCS1)hex[b[i] & 0x0F];
+        }
+        check1 &= 0xFF;
+        check2 &= 0xFF;
+        p[32] = (Py_UCS1)hex[check1 >> 4];
+        p[33] = (Py_UCS1)hex[check1 & 0x0F];
+        p[34] = (Py_UCS1)hex[check2 >> 4];
+        p[35] = (Py_UCS1)hex[check2 & 0x0F];
+        PyList_SET_ITEM(out, k, text);
+    }
+    return out;
+}
+
 /* --- the fallback, the module ----------------------------------------------------------------------- */
 
 PyDoc_STRVAR(set_fallback_doc,
@@ -934,6 +1193,9 @@ static PyMethodDef speedups_methods[] = {
     {"xarkid_compact_strings", (PyCFunction)speedups_xarkid_compact_strings, METH_O,
      xarkid_compact_strings_doc},
     {"_xarkid_setup", (PyCFunction)(void (*)(void))speedups_xarkid_setup, METH_FASTCALL, xarkid_setup_doc},
+    {"gedcom_lines_end", (PyCFunction)(void (*)(void))speedups_gedcom_lines_end, METH_FASTCALL,
+     gedcom_lines_end_doc},
+    {"paf_strings", (PyCFunction)speedups_paf_strings, METH_O, paf_strings_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import codecs
 import io
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,8 +50,7 @@ from .grammar import (
     RECORD_TAG,
     TAG_7_TEXT,
     XREF_7_TEXT,
-    valid_lines_5,
-    valid_lines_7,
+    lines_end,
 )
 
 __all__ = [
@@ -431,7 +429,7 @@ class GedcomReader:
         self._version_hint = version_hint
         self.dialect = Dialect(codec, "utf-8" if self._utf16 else codec, version_hint)
         self._eol = b""
-        self._valid: re.Pattern[bytes] | None = None
+        self._lines_end: Callable[[bytes, int], int] | None = None
         self._records = self._iter_records(first)
         self._pending: Record | None = next(self._records, None)
         self._first_line = self._pending.first_line if self._pending is not None else None
@@ -588,7 +586,7 @@ class GedcomReader:
         gedcom7 = self.dialect.gedcom7
         self.dialect = Dialect(codec, "utf-8" if self._utf16 else codec, version)
         if self.dialect.gedcom7 != gedcom7:
-            self._valid = None  # the fast line check depends on the version: compile it again
+            self._lines_end = None  # the fast line check depends on the version: make it again
 
     def _declared_codec(self, charset: str) -> str | None:
         """The codec ``HEAD.CHAR`` gives the file, or ``None`` where it gives none: an unknown name, or a
@@ -688,26 +686,22 @@ class GedcomReader:
         if carry:
             yield carry
 
-    def _setup(self, buf: bytes) -> re.Pattern[bytes]:
-        """Learn the file's line terminator from its first line and compile the fast line check."""
+    def _setup(self, buf: bytes) -> Callable[[bytes, int], int]:
+        """Learn the file's line terminator from its first line and make the fast line check."""
         if not self._eol:
             m = EOL_RE.search(buf)
             self._eol = m.group() if m else b"\n"
-        # gedcom-1 EOL = %x0D [%x0A] / %x0A: in a CR file a CR followed by LF ends a CRLF line, which the
-        # slow path reads (and counts) as one line.
-        eol = rb"\r(?!\n)" if self._eol == b"\r" else re.escape(self._eol)
-        stop = rb"\r" if self._eol.startswith(b"\r") else rb"\n"
         # gedcom-1 production Line in 7.0; 5.x lines whose value keeps them within 255 characters.  Anything
         # else takes the slow path, which warns about it.
-        self._valid = valid_lines_7(eol) if self.dialect.gedcom7 else valid_lines_5(eol, stop)
-        return self._valid
+        self._lines_end = lines_end(self._eol, gedcom7=self.dialect.gedcom7)
+        return self._lines_end
 
     def _iter_records(self, first: bytes) -> Iterator[Record]:
         parts: list[bytes] = []  # the current record's bytes, in pieces
         rec_start = 1  # line number of the current record's first line
         number = 0  # lines read so far
         for buf in self._complete(first):
-            self._valid or self._setup(buf)
+            self._lines_end or self._setup(buf)
             eol = self._eol
             boundary = eol + b"0 "
             n = len(buf)
@@ -715,8 +709,8 @@ class GedcomReader:
             if not buf.isascii():
                 self._check_decoding(buf, number + 1)
             while pos < n:
-                valid = self._valid or self._setup(buf)  # the header may have changed the version
-                end = valid.match(buf, pos).end()  # type: ignore[union-attr] # a * pattern always matches
+                valid_end = self._lines_end or self._setup(buf)  # the header may have changed the version
+                end = valid_end(buf, pos)
                 if end > pos:
                     # a run of well-formed lines: split it into records at "EOL 0 "
                     count = buf.count(eol, pos, end)
