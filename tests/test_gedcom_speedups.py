@@ -171,7 +171,8 @@ def test_paf_strings_are_valid_uuid_v4_values_with_the_u2_checksum() -> None:
     assert len(set(values)) == 50
     for value in values:
         uid = GedcomUid.parse(value)
-        assert uid.form is UidForm.VALID and uid.to_uuid().version == 4
+        as_uuid = uid.to_uuid()
+        assert uid.form is UidForm.VALID and as_uuid is not None and as_uuid.version == 4
         assert value[32:] == paf_checksum(bytes.fromhex(value[:32]))
 
 
