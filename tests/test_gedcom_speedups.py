@@ -1,6 +1,7 @@
-"""The GEDCOM work of the C helper (issue 18): ``pidkit._speedups.gedcom_lines_end``, the reader's fast line
-check, against the grammar's regular expressions (:func:`pidkit.gedcom.grammar.lines_end` with
-``compiled=False``), and ``pidkit._speedups.paf_strings``, new ``_UID`` values, against the Python code
+"""The GEDCOM work of the C helper (issue 18): ``pidkit._speedups.gedcom_scan``, the reader's fast line
+check and record cutter, against the grammar's regular expressions
+(:func:`pidkit.gedcom.grammar.record_scanner` with ``compiled=False``), and
+``pidkit._speedups.paf_strings``, new ``_UID`` values, against the Python code
 (:func:`pidkit.gedcom_uid._paf_strings`).
 
 Each pair is compared on the same input: generated lines built from the pieces where the grammar has
@@ -24,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pidkit.gedcom import reader as reader_module
-from pidkit.gedcom.grammar import lines_end
+from pidkit.gedcom.grammar import Scan, record_scanner
 from pidkit.gedcom.reader import GedcomReader
 from pidkit.gedcom_uid import GedcomUid, UidForm, _paf_strings, paf_checksum
 
@@ -45,16 +46,16 @@ C = _compiled()
 pytestmark = pytest.mark.skipif(C is None and not os.environ.get("CI"), reason=NOT_BUILT)
 
 
-def _both(eol: bytes, gedcom7: bool, data: bytes, pos: int) -> tuple[int, int]:
+def _both(eol: bytes, gedcom7: bool, data: bytes, pos: int) -> tuple[Scan, Scan]:
     assert C is not None, NOT_BUILT
-    regex = lines_end(eol, gedcom7=gedcom7, compiled=False)(data, pos)
-    return C.gedcom_lines_end(gedcom7, eol, data, pos), regex
+    regex = record_scanner(eol, gedcom7=gedcom7, compiled=False)(data, pos)
+    return C.gedcom_scan(gedcom7, eol, data, pos), regex
 
 
-def test_lines_end_uses_the_helper_when_it_is_built() -> None:
+def test_the_scanner_is_the_helper_when_it_is_built() -> None:
     assert C is not None, NOT_BUILT
-    end = lines_end(b"\n", gedcom7=False)
-    assert isinstance(end, functools.partial) and end.func is C.gedcom_lines_end
+    scan = record_scanner(b"\n", gedcom7=False)
+    assert isinstance(scan, functools.partial) and scan.func is C.gedcom_scan
 
 
 # The pieces a generated line is made of: where the grammar decides something.
@@ -107,7 +108,7 @@ def test_the_5x_value_limit_is_the_grammars(eol: bytes, gedcom7: bool, length: i
     for text in (data, short, short + data, b"0 @N1@ NOTE" + b" z" * (length // 2) + eol):
         c_end, regex_end = _both(eol, gedcom7, text, 0)
         assert c_end == regex_end, (text, eol, gedcom7)
-    assert _both(eol, False, short, 0)[0] == (len(short) if length <= 240 else 0)
+    assert _both(eol, False, short, 0)[0][:2] == ((len(short), 1) if length <= 240 else (0, 0))
 
 
 @pytest.mark.parametrize("path", GEDCOM_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -116,11 +117,11 @@ def test_the_helper_agrees_with_the_grammar_at_every_line_of_the_real_files(path
     starts = [0] + [i + 1 for i, byte in enumerate(data) if byte in b"\r\n"]
     for eol in EOLS:
         for gedcom7 in (False, True):
-            check = lines_end(eol, gedcom7=gedcom7, compiled=False)
+            check = record_scanner(eol, gedcom7=gedcom7, compiled=False)
             assert C is not None, NOT_BUILT
             # a window from each line start (the whole rest of the file would make this quadratic)
             windows = [data[pos : pos + WINDOW] for pos in starts]
-            disagree = [w for w in windows if C.gedcom_lines_end(gedcom7, eol, w, 0) != check(w, 0)]
+            disagree = [w for w in windows if C.gedcom_scan(gedcom7, eol, w, 0) != check(w, 0)]
             assert not disagree, (eol, gedcom7, disagree[:5])
 
 
@@ -135,20 +136,30 @@ def test_the_reader_reads_every_file_alike_with_and_without_the_helper(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     compiled = [_read(path, size) for size in (1 << 20, 97)]
-    monkeypatch.setattr(reader_module, "lines_end", functools.partial(lines_end, compiled=False))
+    monkeypatch.setattr(reader_module, "record_scanner", functools.partial(record_scanner, compiled=False))
     plain = [_read(path, size) for size in (1 << 20, 97)]
     assert compiled == plain
     assert compiled[0][0], path  # records were read
 
 
-def test_lines_end_refuses_what_is_not_a_terminator() -> None:
+def test_the_scanner_refuses_what_is_not_a_terminator() -> None:
     with pytest.raises(ValueError, match="CR-LF, CR or LF"):
-        lines_end(b"\n\r", gedcom7=False)
+        record_scanner(b"\n\r", gedcom7=False)
     assert C is not None, NOT_BUILT
     with pytest.raises(ValueError, match="eol must be"):
-        C.gedcom_lines_end(False, b";", b"0 HEAD;", 0)
+        C.gedcom_scan(False, b";", b"0 HEAD;", 0)
     with pytest.raises(ValueError, match="outside the data"):
-        C.gedcom_lines_end(False, b"\n", b"0 HEAD\n", 8)
+        C.gedcom_scan(False, b"\n", b"0 HEAD\n", 8)
+
+
+def test_the_scan_cuts_records_at_level_0_lines_and_counts_lines() -> None:
+    data = b"1 NOTE x\r\n0 HEAD\r\n1 CHAR UTF-8\r\n0 @I1@ INDI\r\n0 TRLR\r\n1 b@d\r\n0 X\r\n"
+    # lines of 10, 8, 14, 13 and 8 bytes, then one the grammar refuses (a tag followed by "@")
+    for compiled in (True, False):
+        scan = record_scanner(b"\r\n", gedcom7=False, compiled=compiled)
+        assert scan(data, 0) == (53, 5, [10, 32, 45], [1, 3, 4])
+        assert scan(data, 10) == (53, 4, [32, 45], [2, 3])
+        assert scan(data, 53) == (53, 0, [], [])
 
 
 # -- new _UID values ------------------------------------------------------------------------------------

@@ -907,7 +907,7 @@ speedups_xarkid_setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* --- GEDCOM: the fast line check and PAF _UID values ---------------------------------------------- */
 
-/* The line terminators of gedcom_lines_end: LF, CR-LF, and CR not followed by LF. */
+/* The line terminators of gedcom_scan: LF, CR-LF, and CR not followed by LF. */
 enum { EOL_LF = 0, EOL_CRLF = 1, EOL_CR = 2 };
 
 static inline int
@@ -1062,17 +1062,31 @@ line_end_7(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol)
     return eol_end(s, i, n, eol);
 }
 
-PyDoc_STRVAR(gedcom_lines_end_doc,
-"gedcom_lines_end(gedcom7, eol, data, pos, /)\n--\n\n"
-"The end of the run of well-formed lines of data that starts at pos: exactly\n"
-"grammar.valid_lines_7(eol) (gedcom7 true) or grammar.valid_lines_5(eol, stop) .match(data, pos).end(),\n"
-"for eol b'\\n', b'\\r\\n' or b'\\r' (a CR not followed by LF). pidkit.gedcom.grammar.lines_end binds it.");
+PyDoc_STRVAR(gedcom_scan_doc,
+"gedcom_scan(gedcom7, eol, data, pos, /)\n--\n\n"
+"The run of well-formed lines of data from pos, as pidkit.gedcom.grammar.record_scanner describes it:\n"
+"(end, lines, starts, numbers): the run ends at end and has lines lines; starts are the offsets of its\n"
+"level-0 lines after pos, numbers how many of the run's lines come before each. A line is well-formed\n"
+"as grammar.valid_lines_7(eol) (gedcom7 true) or grammar.valid_lines_5(eol, stop) match it, for eol\n"
+"b'\\n', b'\\r\\n' or b'\\r' (a CR not followed by LF).");
+
+static int
+append_size(PyObject *list, Py_ssize_t value)
+{
+    PyObject *item = PyLong_FromSsize_t(value);
+    if (item == NULL) {
+        return -1;
+    }
+    int rc = PyList_Append(list, item);
+    Py_DECREF(item);
+    return rc;
+}
 
 static PyObject *
-speedups_gedcom_lines_end(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+speedups_gedcom_scan(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 4 || !PyBytes_Check(args[1]) || !PyBytes_Check(args[2]) || !PyLong_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "gedcom_lines_end(gedcom7, eol, data, pos): bool, bytes, bytes, int");
+        PyErr_SetString(PyExc_TypeError, "gedcom_scan(gedcom7, eol, data, pos): bool, bytes, bytes, int");
         return NULL;
     }
     int gedcom7 = PyObject_IsTrue(args[0]);
@@ -1092,7 +1106,7 @@ speedups_gedcom_lines_end(PyObject *Py_UNUSED(module), PyObject *const *args, Py
         eol = EOL_CR;
     }
     else {
-        PyErr_SetString(PyExc_ValueError, "gedcom_lines_end: eol must be b'\\n', b'\\r\\n' or b'\\r'");
+        PyErr_SetString(PyExc_ValueError, "gedcom_scan: eol must be b'\\n', b'\\r\\n' or b'\\r'");
         return NULL;
     }
     const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(args[2]);
@@ -1102,17 +1116,33 @@ speedups_gedcom_lines_end(PyObject *Py_UNUSED(module), PyObject *const *args, Py
         return NULL;
     }
     if (pos < 0 || pos > n) {
-        PyErr_Format(PyExc_ValueError, "gedcom_lines_end: pos %zd is outside the data (%zd bytes)", pos, n);
+        PyErr_Format(PyExc_ValueError, "gedcom_scan: pos %zd is outside the data (%zd bytes)", pos, n);
         return NULL;
     }
+    PyObject *starts = PyList_New(0);
+    PyObject *numbers = PyList_New(0);
+    if (starts == NULL || numbers == NULL) {
+        Py_XDECREF(starts);
+        Py_XDECREF(numbers);
+        return NULL;
+    }
+    Py_ssize_t lines = 0;
+    Py_ssize_t at = pos;
     for (;;) {
-        Py_ssize_t next = gedcom7 ? line_end_7(s, pos, n, eol) : line_end_5(s, pos, n, eol);
+        Py_ssize_t next = gedcom7 ? line_end_7(s, at, n, eol) : line_end_5(s, at, n, eol);
         if (next < 0) {
             break;
         }
-        pos = next;
+        /* a well-formed line is level 0 exactly when it starts with "0" (then a space) */
+        if (at > pos && s[at] == '0' && (append_size(starts, at) < 0 || append_size(numbers, lines) < 0)) {
+            Py_DECREF(starts);
+            Py_DECREF(numbers);
+            return NULL;
+        }
+        lines++;
+        at = next;
     }
-    return PyLong_FromSsize_t(pos);
+    return Py_BuildValue("(nnNN)", at, lines, starts, numbers);
 }
 
 PyDoc_STRVAR(paf_strings_doc,
@@ -1193,8 +1223,7 @@ static PyMethodDef speedups_methods[] = {
     {"xarkid_compact_strings", (PyCFunction)speedups_xarkid_compact_strings, METH_O,
      xarkid_compact_strings_doc},
     {"_xarkid_setup", (PyCFunction)(void (*)(void))speedups_xarkid_setup, METH_FASTCALL, xarkid_setup_doc},
-    {"gedcom_lines_end", (PyCFunction)(void (*)(void))speedups_gedcom_lines_end, METH_FASTCALL,
-     gedcom_lines_end_doc},
+    {"gedcom_scan", (PyCFunction)(void (*)(void))speedups_gedcom_scan, METH_FASTCALL, gedcom_scan_doc},
     {"paf_strings", (PyCFunction)speedups_paf_strings, METH_O, paf_strings_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -195,16 +195,21 @@ def _append_quickly(
     """The record with a level-1 UID line appended, without parsing its other lines — when its last line
     is a GEDCOM line with a terminator (else ``None``: the caller takes the general path)."""
     data = rec.data
-    eol = b"\r\n" if data.endswith(b"\r\n") else data[-1:]
-    if eol not in (b"\r\n", b"\n", b"\r"):
+    last = data[-1:]
+    if last == b"\n":
+        eol = b"\r\n" if data.endswith(b"\r\n") else b"\n"
+    elif last == b"\r":
+        eol = b"\r"
+    else:
         return None
-    body = data[: -len(eol)]
-    start = max(body.rfind(b"\n"), body.rfind(b"\r")) + 1
+    body_end = len(data) - len(eol)
+    start = max(data.rfind(b"\n", 0, body_end), data.rfind(b"\r", 0, body_end)) + 1
     if LINE.fullmatch(data, start) is None:
         return None
     value = make_value()
-    new = b"1 " + tag.encode("ascii") + b" " + value.encode("ascii") + eol if value.isascii() else None
-    if new is None:
+    if value.isascii():
+        new = b"1 " + tag.encode("ascii") + b" " + value.encode("ascii") + eol
+    else:
         new = reader.make_line(1, tag, value, eol=eol).data
     return Record(data + new, rec.number, rec.dialect), value
 

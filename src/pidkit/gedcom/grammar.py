@@ -87,8 +87,9 @@ __all__ = [
     "XREF_7",
     "XREF_7_TEXT",
     "D",
+    "Scan",
     "lenient_line_with_tag",
-    "lines_end",
+    "record_scanner",
     "valid_lines_5",
     "valid_lines_7",
 ]
@@ -252,34 +253,57 @@ def valid_lines_5(eol: bytes, stop: bytes) -> re.Pattern[bytes]:
     )
 
 
-def _regex_lines_end(pattern: re.Pattern[bytes], data: bytes, pos: int) -> int:
-    return pattern.match(data, pos).end()  # type: ignore[union-attr] # a * pattern always matches
+#: ``(end, lines, starts, numbers)``: a run of well-formed lines, see :func:`record_scanner`
+Scan = tuple[int, int, list[int], list[int]]
 
 
-def lines_end(eol: bytes, *, gedcom7: bool, compiled: bool = True) -> Callable[[bytes, int], int]:
-    """``f(data, pos)``: the end of the run of well-formed lines of ``data`` from ``pos`` that each end in
-    ``eol`` (``b"\\n"``, ``b"\\r\\n"``, or ``b"\\r"``, a CR not followed by LF): :func:`valid_lines_7` or
-    :func:`valid_lines_5`, matched.
+def _regex_scan(pattern: re.Pattern[bytes], eol: bytes, data: bytes, pos: int) -> Scan:
+    end = pattern.match(data, pos).end()  # type: ignore[union-attr] # a * pattern always matches
+    boundary = eol + b"0 "  # a level-0 line after a terminator: "0" then a space, in a well-formed line
+    starts: list[int] = []
+    numbers: list[int] = []
+    lines = 0
+    piece = pos
+    at = data.find(boundary, pos, end)
+    while at >= 0:
+        cut = at + len(eol)
+        lines += data.count(eol, piece, cut)
+        starts.append(cut)
+        numbers.append(lines)
+        piece = cut
+        at = data.find(boundary, cut, end)
+    return end, lines + data.count(eol, piece, end), starts, numbers
 
-    The C helper (``pidkit._speedups.gedcom_lines_end``) checks the same grammar without the regular
-    expression engine, about five times faster; ``compiled=False``, or no helper, takes the pattern.
+
+def record_scanner(eol: bytes, *, gedcom7: bool, compiled: bool = True) -> Callable[[bytes, int], Scan]:
+    """``scan(data, pos)``: the run of well-formed lines of ``data`` from ``pos`` that each end in ``eol``
+    (``b"\\n"``, ``b"\\r\\n"``, or ``b"\\r"``, a CR not followed by LF) — what :func:`valid_lines_7` or
+    :func:`valid_lines_5` match — as ``(end, lines, starts, numbers)``: the run ends at ``end`` and has
+    ``lines`` lines; ``starts`` are the offsets of its level-0 lines after ``pos`` (where the reader cuts
+    records) and ``numbers`` how many of the run's lines come before each.
+
+    The C helper (``pidkit._speedups.gedcom_scan``) reads the same grammar in one pass, without the
+    regular expression engine; ``compiled=False``, or no helper, takes the pattern.
     ``tests/test_gedcom_speedups.py`` compares the two on generated and real lines.
 
-    >>> end = lines_end(b"\\n", gedcom7=True)
-    >>> end(b"0 HEAD\\n1 CONC x\\n", 0), end(b"0 HEAD\\n1 CONC x\\n", 0) == lines_end(
-    ...     b"\\n", gedcom7=True, compiled=False)(b"0 HEAD\\n1 CONC x\\n", 0)
-    (7, True)
+    >>> scan = record_scanner(b"\\n", gedcom7=True)
+    >>> data = b"0 HEAD\\n1 GEDC\\n0 @I1@ INDI\\n0 TRLR\\n1 CONC x\\n"
+    >>> scan(data, 0)
+    (33, 4, [14, 26], [2, 3])
+    >>> scan(data, 0) == record_scanner(b"\\n", gedcom7=True, compiled=False)(data, 0)
+    True
     """
     if eol not in (b"\n", b"\r\n", b"\r"):
         raise ValueError(f"a GEDCOM line ends in CR-LF, CR or LF, not {eol!r}")
     helper = load_speedups() if compiled else None
     if helper is not None:
-        return partial(helper.gedcom_lines_end, gedcom7, eol)
+        return partial(helper.gedcom_scan, gedcom7, eol)
     # gedcom-1 EOL = %x0D [%x0A] / %x0A: in a CR file a CR followed by LF ends a CRLF line, which the slow
     # path reads (and counts) as one line.
     source = rb"\r(?!\n)" if eol == b"\r" else re.escape(eol)
     stop = rb"\r" if eol.startswith(b"\r") else rb"\n"
-    return partial(_regex_lines_end, valid_lines_7(source) if gedcom7 else valid_lines_5(source, stop))
+    pattern = valid_lines_7(source) if gedcom7 else valid_lines_5(source, stop)
+    return partial(_regex_scan, pattern, eol)
 
 
 # -- gedcom-2 payloads (7.0), and the 5.5.1 forms migrate reads (text) ------------------------------------

@@ -50,7 +50,8 @@ from .grammar import (
     RECORD_TAG,
     TAG_7_TEXT,
     XREF_7_TEXT,
-    lines_end,
+    Scan,
+    record_scanner,
 )
 
 __all__ = [
@@ -429,7 +430,7 @@ class GedcomReader:
         self._version_hint = version_hint
         self.dialect = Dialect(codec, "utf-8" if self._utf16 else codec, version_hint)
         self._eol = b""
-        self._lines_end: Callable[[bytes, int], int] | None = None
+        self._scan: Callable[[bytes, int], Scan] | None = None
         self._records = self._iter_records(first)
         self._pending: Record | None = next(self._records, None)
         self._first_line = self._pending.first_line if self._pending is not None else None
@@ -586,7 +587,7 @@ class GedcomReader:
         gedcom7 = self.dialect.gedcom7
         self.dialect = Dialect(codec, "utf-8" if self._utf16 else codec, version)
         if self.dialect.gedcom7 != gedcom7:
-            self._lines_end = None  # the fast line check depends on the version: make it again
+            self._scan = None  # the fast line check depends on the version: make it again
 
     def _declared_codec(self, charset: str) -> str | None:
         """The codec ``HEAD.CHAR`` gives the file, or ``None`` where it gives none: an unknown name, or a
@@ -686,34 +687,32 @@ class GedcomReader:
         if carry:
             yield carry
 
-    def _setup(self, buf: bytes) -> Callable[[bytes, int], int]:
+    def _setup(self, buf: bytes) -> Callable[[bytes, int], Scan]:
         """Learn the file's line terminator from its first line and make the fast line check."""
         if not self._eol:
             m = EOL_RE.search(buf)
             self._eol = m.group() if m else b"\n"
         # gedcom-1 production Line in 7.0; 5.x lines whose value keeps them within 255 characters.  Anything
         # else takes the slow path, which warns about it.
-        self._lines_end = lines_end(self._eol, gedcom7=self.dialect.gedcom7)
-        return self._lines_end
+        self._scan = record_scanner(self._eol, gedcom7=self.dialect.gedcom7)
+        return self._scan
 
     def _iter_records(self, first: bytes) -> Iterator[Record]:
         parts: list[bytes] = []  # the current record's bytes, in pieces
         rec_start = 1  # line number of the current record's first line
         number = 0  # lines read so far
         for buf in self._complete(first):
-            self._lines_end or self._setup(buf)
+            self._scan or self._setup(buf)
             eol = self._eol
-            boundary = eol + b"0 "
             n = len(buf)
             pos = 0
             if not buf.isascii():
                 self._check_decoding(buf, number + 1)
             while pos < n:
-                valid_end = self._lines_end or self._setup(buf)  # the header may have changed the version
-                end = valid_end(buf, pos)
+                scan = self._scan or self._setup(buf)  # the header may have changed the version
+                end, count, starts, numbers = scan(buf, pos)
                 if end > pos:
-                    # a run of well-formed lines: split it into records at "EOL 0 "
-                    count = buf.count(eol, pos, end)
+                    # a run of well-formed lines: cut it into records at its level-0 lines
                     self.eol_counts[eol] += count
                     self._check_trailing(buf, pos, end, number + 1)
                     if parts and buf.startswith(b"0 ", pos):
@@ -721,18 +720,18 @@ class GedcomReader:
                         parts = []
                         rec_start = number + 1
                     piece = pos
-                    at = buf.find(boundary, pos, end)
-                    while at >= 0:
-                        cut = at + len(eol)
-                        parts.append(buf[piece:cut])
-                        number += buf.count(eol, piece, cut)
-                        yield Record(b"".join(parts), rec_start, self.dialect)
-                        parts = []
-                        rec_start = number + 1
+                    for cut, before in zip(starts, numbers, strict=True):
+                        if parts:  # the record began in an earlier run
+                            parts.append(buf[piece:cut])
+                            data = b"".join(parts)
+                            parts = []
+                        else:
+                            data = buf[piece:cut]
+                        yield Record(data, rec_start, self.dialect)
+                        rec_start = number + before + 1
                         piece = cut
-                        at = buf.find(boundary, cut, end)
                     parts.append(buf[piece:end])
-                    number += buf.count(eol, piece, end)
+                    number += count
                     pos = end
                     self.lines_read = number
                     if pos >= n:

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import IO
 
 from ..atomic import AtomicWriter, backup_path
 from .reader import Record
 
 __all__ = ["AtomicWriter", "backup_path", "write_records", "write_stream"]
+
+_RAW = attrgetter("raw")
 
 
 def write_stream(fh: IO[bytes], bom: bytes, records: Iterable[Record]) -> None:
@@ -40,8 +43,7 @@ def write_stream(fh: IO[bytes], bom: bytes, records: Iterable[Record]) -> None:
     b'0 HEAD\\r\\n0 TRLR'
     """
     fh.write(bom)
-    for rec in records:
-        fh.write(rec.raw)
+    fh.writelines(map(_RAW, records))
 
 
 def write_records(
