@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from pidkit.gedcom import reader as reader_module
 from pidkit.gedcom.grammar import Scan, record_scanner
-from pidkit.gedcom.reader import GedcomReader
+from pidkit.gedcom.reader import GedcomReader, Record
 from pidkit.gedcom_uid import GedcomUid, UidForm, _paf_strings, paf_checksum
 
 NOT_BUILT = "pidkit._speedups is not built (it needs a C compiler and the Python headers at install)"
@@ -125,9 +125,11 @@ def test_the_helper_agrees_with_the_grammar_at_every_line_of_the_real_files(path
             assert not disagree, (eol, gedcom7, disagree[:5])
 
 
-def _read(path: Path, chunk_size: int) -> tuple[list[tuple[bytes, int]], list[object], int]:
+def _read(path: Path, chunk_size: int) -> tuple[list[tuple[bytes, int, str | None]], list[object], int]:
     with path.open("rb") as fh, GedcomReader(fh, name=path.name, chunk_size=chunk_size) as reader:
-        records = [(rec.data, rec.number) for rec in reader]
+        records = [(rec.data, rec.number, rec.tag) for rec in reader]
+        # the tag the scan read is the one the record's own bytes give
+        assert [tag for _, _, tag in records] == [Record(d, n, reader.dialect).tag for d, n, _ in records]
         return records, list(reader.warnings), reader.lines_read
 
 
@@ -157,9 +159,9 @@ def test_the_scan_cuts_records_at_level_0_lines_and_counts_lines() -> None:
     # lines of 10, 8, 14, 13 and 8 bytes, then one the grammar refuses (a tag followed by "@")
     for compiled in (True, False):
         scan = record_scanner(b"\r\n", gedcom7=False, compiled=compiled)
-        assert scan(data, 0) == (53, 5, [10, 32, 45], [1, 3, 4])
-        assert scan(data, 10) == (53, 4, [32, 45], [2, 3])
-        assert scan(data, 53) == (53, 0, [], [])
+        assert scan(data, 0) == (53, 5, [10, 32, 45], [1, 3, 4], ["HEAD", "INDI", "TRLR"])
+        assert scan(data, 10) == (53, 4, [32, 45], [2, 3], ["INDI", "TRLR"])
+        assert scan(data, 53) == (53, 0, [], [], [])
 
 
 # -- new _UID values ------------------------------------------------------------------------------------

@@ -977,9 +977,10 @@ level_and_delimiter(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
     return (i < n && s[i] == ' ') ? i + 1 : -1;
 }
 
-/* One line of grammar.valid_lines_5 at s[i]: the index after its terminator, or -1. */
+/* One line of grammar.valid_lines_5 at s[i]: the index after its terminator, or -1; its tag is
+ * s[*tag_at:*tag_end]. */
 static Py_ssize_t
-line_end_5(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol)
+line_end_5(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol, Py_ssize_t *tag_at, Py_ssize_t *tag_end)
 {
     i = level_and_delimiter(s, i, n);
     if (i < 0) {
@@ -1003,13 +1004,16 @@ line_end_5(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol)
     if (i == tag || (i < n && s[i] != ' ' && s[i] != stop)) {
         return -1;
     }
+    *tag_at = tag;
+    *tag_end = i;
     Py_ssize_t brk = line_break(s, i, n);
     return brk - i > 240 ? -1 : eol_end(s, brk, n, eol);
 }
 
-/* One line of grammar.valid_lines_7 at s[i]: the index after its terminator, or -1. */
+/* One line of grammar.valid_lines_7 at s[i]: the index after its terminator, or -1; its tag is
+ * s[*tag_at:*tag_end]. */
 static Py_ssize_t
-line_end_7(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol)
+line_end_7(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol, Py_ssize_t *tag_at, Py_ssize_t *tag_end)
 {
     i = level_and_delimiter(s, i, n);
     if (i < 0) {
@@ -1038,6 +1042,8 @@ line_end_7(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol)
     if (i == tag || (s[tag] == '_' && i == tag + 1)) {
         return -1;
     }
+    *tag_at = tag;
+    *tag_end = i;
     if (i < n && s[i] == ' ') { /* D [LineVal] */
         i++;
         if (i < n && s[i] == '@') {
@@ -1065,10 +1071,10 @@ line_end_7(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, int eol)
 PyDoc_STRVAR(gedcom_scan_doc,
 "gedcom_scan(gedcom7, eol, data, pos, /)\n--\n\n"
 "The run of well-formed lines of data from pos, as pidkit.gedcom.grammar.record_scanner describes it:\n"
-"(end, lines, starts, numbers): the run ends at end and has lines lines; starts are the offsets of its\n"
-"level-0 lines after pos, numbers how many of the run's lines come before each. A line is well-formed\n"
-"as grammar.valid_lines_7(eol) (gedcom7 true) or grammar.valid_lines_5(eol, stop) match it, for eol\n"
-"b'\\n', b'\\r\\n' or b'\\r' (a CR not followed by LF).");
+"(end, lines, starts, numbers, tags): the run ends at end and has lines lines; starts are the offsets of\n"
+"its level-0 lines after pos, numbers how many of the run's lines come before each, tags their tags.\n"
+"A line is well-formed as grammar.valid_lines_7(eol) (gedcom7 true) or grammar.valid_lines_5(eol, stop)\n"
+"match it, for eol b'\\n', b'\\r\\n' or b'\\r' (a CR not followed by LF).");
 
 static int
 append_size(PyObject *list, Py_ssize_t value)
@@ -1121,28 +1127,41 @@ speedups_gedcom_scan(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssiz
     }
     PyObject *starts = PyList_New(0);
     PyObject *numbers = PyList_New(0);
-    if (starts == NULL || numbers == NULL) {
-        Py_XDECREF(starts);
-        Py_XDECREF(numbers);
-        return NULL;
+    PyObject *tags = PyList_New(0);
+    PyObject *tag = NULL;
+    if (starts == NULL || numbers == NULL || tags == NULL) {
+        goto error;
     }
     Py_ssize_t lines = 0;
     Py_ssize_t at = pos;
     for (;;) {
-        Py_ssize_t next = gedcom7 ? line_end_7(s, at, n, eol) : line_end_5(s, at, n, eol);
+        Py_ssize_t tag_at = 0, tag_end = 0;
+        Py_ssize_t next = gedcom7 ? line_end_7(s, at, n, eol, &tag_at, &tag_end)
+                                  : line_end_5(s, at, n, eol, &tag_at, &tag_end);
         if (next < 0) {
             break;
         }
         /* a well-formed line is level 0 exactly when it starts with "0" (then a space) */
-        if (at > pos && s[at] == '0' && (append_size(starts, at) < 0 || append_size(numbers, lines) < 0)) {
-            Py_DECREF(starts);
-            Py_DECREF(numbers);
-            return NULL;
+        if (at > pos && s[at] == '0') {
+            /* the tag's characters are ASCII letters, digits and underscores */
+            tag = PyUnicode_DecodeASCII((const char *)s + tag_at, tag_end - tag_at, NULL);
+            if (tag == NULL || append_size(starts, at) < 0 || append_size(numbers, lines) < 0 ||
+                PyList_Append(tags, tag) < 0) {
+                goto error;
+            }
+            Py_CLEAR(tag);
         }
         lines++;
         at = next;
     }
-    return Py_BuildValue("(nnNN)", at, lines, starts, numbers);
+    return Py_BuildValue("(nnNNN)", at, lines, starts, numbers, tags);
+
+error:
+    Py_XDECREF(tag);
+    Py_XDECREF(starts);
+    Py_XDECREF(numbers);
+    Py_XDECREF(tags);
+    return NULL;
 }
 
 PyDoc_STRVAR(paf_strings_doc,

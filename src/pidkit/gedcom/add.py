@@ -211,7 +211,7 @@ def _append_quickly(
         new = b"1 " + tag.encode("ascii") + b" " + value.encode("ascii") + eol
     else:
         new = reader.make_line(1, tag, value, eol=eol).data
-    return Record(data + new, rec.number, rec.dialect), value
+    return Record(data + new, rec.number, rec.dialect, rec.tag), value
 
 
 def _add_event_uids(

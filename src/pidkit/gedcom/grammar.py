@@ -253,8 +253,8 @@ def valid_lines_5(eol: bytes, stop: bytes) -> re.Pattern[bytes]:
     )
 
 
-#: ``(end, lines, starts, numbers)``: a run of well-formed lines, see :func:`record_scanner`
-Scan = tuple[int, int, list[int], list[int]]
+#: ``(end, lines, starts, numbers, tags)``: a run of well-formed lines, see :func:`record_scanner`
+Scan = tuple[int, int, list[int], list[int], list[str]]
 
 
 def _regex_scan(pattern: re.Pattern[bytes], eol: bytes, data: bytes, pos: int) -> Scan:
@@ -262,6 +262,7 @@ def _regex_scan(pattern: re.Pattern[bytes], eol: bytes, data: bytes, pos: int) -
     boundary = eol + b"0 "  # a level-0 line after a terminator: "0" then a space, in a well-formed line
     starts: list[int] = []
     numbers: list[int] = []
+    tags: list[str] = []
     lines = 0
     piece = pos
     at = data.find(boundary, pos, end)
@@ -270,17 +271,18 @@ def _regex_scan(pattern: re.Pattern[bytes], eol: bytes, data: bytes, pos: int) -
         lines += data.count(eol, piece, cut)
         starts.append(cut)
         numbers.append(lines)
+        tags.append(RECORD_TAG.match(data, cut).group(1).decode("ascii"))  # type: ignore[union-attr]
         piece = cut
         at = data.find(boundary, cut, end)
-    return end, lines + data.count(eol, piece, end), starts, numbers
+    return end, lines + data.count(eol, piece, end), starts, numbers, tags
 
 
 def record_scanner(eol: bytes, *, gedcom7: bool, compiled: bool = True) -> Callable[[bytes, int], Scan]:
     """``scan(data, pos)``: the run of well-formed lines of ``data`` from ``pos`` that each end in ``eol``
     (``b"\\n"``, ``b"\\r\\n"``, or ``b"\\r"``, a CR not followed by LF) — what :func:`valid_lines_7` or
-    :func:`valid_lines_5` match — as ``(end, lines, starts, numbers)``: the run ends at ``end`` and has
-    ``lines`` lines; ``starts`` are the offsets of its level-0 lines after ``pos`` (where the reader cuts
-    records) and ``numbers`` how many of the run's lines come before each.
+    :func:`valid_lines_5` match — as ``(end, lines, starts, numbers, tags)``: the run ends at ``end`` and
+    has ``lines`` lines; ``starts`` are the offsets of its level-0 lines after ``pos`` (where the reader
+    cuts records), ``numbers`` how many of the run's lines come before each, ``tags`` their tags.
 
     The C helper (``pidkit._speedups.gedcom_scan``) reads the same grammar in one pass, without the
     regular expression engine; ``compiled=False``, or no helper, takes the pattern.
@@ -289,7 +291,7 @@ def record_scanner(eol: bytes, *, gedcom7: bool, compiled: bool = True) -> Calla
     >>> scan = record_scanner(b"\\n", gedcom7=True)
     >>> data = b"0 HEAD\\n1 GEDC\\n0 @I1@ INDI\\n0 TRLR\\n1 CONC x\\n"
     >>> scan(data, 0)
-    (33, 4, [14, 26], [2, 3])
+    (33, 4, [14, 26], [2, 3], ['INDI', 'TRLR'])
     >>> scan(data, 0) == record_scanner(b"\\n", gedcom7=True, compiled=False)(data, 0)
     True
     """

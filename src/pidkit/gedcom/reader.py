@@ -246,19 +246,21 @@ class Record:
 
     The lines before the first level-0 line of a file, if any, form a record whose first line is not
     level 0.  ``data`` is the record's bytes in the view encoding (see :class:`GedcomLine`), ``number``
-    the 1-based line number of its first line.  Lines are parsed only when :attr:`lines` is asked for.
+    the 1-based line number of its first line, ``tag`` its :attr:`tag` where the caller has read it
+    already (the reader's scan has).  Lines are parsed only when :attr:`lines` is asked for.
 
     >>> rec = Record(b"0 @N1@ NOTE a@@b\\n1 CONC c\\n1 CONT d\\n", 1, Dialect(version="5.5.1"))
     >>> rec.tag, rec.xref, rec.text(0), len(rec.lines)
     ('NOTE', '@N1@', 'a@bc\\nd', 3)
     """
 
-    __slots__ = ("_head", "_lines", "data", "dialect", "number")
+    __slots__ = ("_head", "_lines", "_tag", "data", "dialect", "number")
 
-    def __init__(self, data: bytes, number: int, dialect: Dialect) -> None:
+    def __init__(self, data: bytes, number: int, dialect: Dialect, tag: str | None = None) -> None:
         self.data = data
         self.number = number
         self.dialect = dialect
+        self._tag = tag
         self._lines: tuple[GedcomLine, ...] | None = None
         self._head: GedcomLine | None = None
 
@@ -320,6 +322,8 @@ class Record:
     @property
     def tag(self) -> str | None:
         """The record's tag (``INDI``, ``FAM``, ``HEAD``, ``TRLR`` …), or ``None``."""
+        if self._tag is not None:
+            return self._tag
         if self._lines is None and self._head is None:
             m = RECORD_TAG.match(self.data)
             if m is not None:  # the common case, without building the line
@@ -700,6 +704,7 @@ class GedcomReader:
     def _iter_records(self, first: bytes) -> Iterator[Record]:
         parts: list[bytes] = []  # the current record's bytes, in pieces
         rec_start = 1  # line number of the current record's first line
+        rec_tag: str | None = None  # its tag, where the scan read it
         number = 0  # lines read so far
         for buf in self._complete(first):
             self._scan or self._setup(buf)
@@ -710,25 +715,27 @@ class GedcomReader:
                 self._check_decoding(buf, number + 1)
             while pos < n:
                 scan = self._scan or self._setup(buf)  # the header may have changed the version
-                end, count, starts, numbers = scan(buf, pos)
+                end, count, starts, numbers, tags = scan(buf, pos)
                 if end > pos:
                     # a run of well-formed lines: cut it into records at its level-0 lines
                     self.eol_counts[eol] += count
                     self._check_trailing(buf, pos, end, number + 1)
                     if parts and buf.startswith(b"0 ", pos):
-                        yield Record(b"".join(parts), rec_start, self.dialect)
+                        yield Record(b"".join(parts), rec_start, self.dialect, rec_tag)
                         parts = []
                         rec_start = number + 1
+                        rec_tag = None
                     piece = pos
-                    for cut, before in zip(starts, numbers, strict=True):
+                    for cut, before, tag in zip(starts, numbers, tags, strict=True):
                         if parts:  # the record began in an earlier run
                             parts.append(buf[piece:cut])
                             data = b"".join(parts)
                             parts = []
                         else:
                             data = buf[piece:cut]
-                        yield Record(data, rec_start, self.dialect)
+                        yield Record(data, rec_start, self.dialect, rec_tag)
                         rec_start = number + before + 1
+                        rec_tag = tag
                         piece = cut
                     parts.append(buf[piece:end])
                     number += count
@@ -744,13 +751,14 @@ class GedcomReader:
                 self.lines_read = number
                 line = self._slow_line(data, number)
                 if line.level == 0 and parts:
-                    yield Record(b"".join(parts), rec_start, self.dialect)
+                    yield Record(b"".join(parts), rec_start, self.dialect, rec_tag)
                     parts = []
                     rec_start = number
+                    rec_tag = None
                 parts.append(data)
                 pos = line_end
         if parts:
-            yield Record(b"".join(parts), rec_start, self.dialect)
+            yield Record(b"".join(parts), rec_start, self.dialect, rec_tag)
 
     def _check_trailing(self, buf: bytes, start: int, end: int, first_number: int) -> None:
         """Warn about well-formed lines in ``buf[start:end]`` that end in a space or tab."""
