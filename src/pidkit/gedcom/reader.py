@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -516,13 +517,9 @@ class GedcomReader:
         return self._eol or b"\n"
 
     def __iter__(self) -> Iterator[Record]:
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            yield pending
-        dialect = self.dialect
-        for rec in self._records:
-            rec.dialect = dialect
-            yield rec
+        # The records after the first are made once the header is read, with the file's final dialect.
+        pending, self._pending = self._pending, None
+        return itertools.chain(() if pending is None else (pending,), self._records)
 
     def decode(self, payload: bytes) -> str:
         """Decode bytes of :attr:`GedcomLine.data` (see :meth:`Dialect.decode`)."""
