@@ -24,9 +24,11 @@ b'0 HEAD\\n0 @I1@ INDI\\n1 _UID X1\\n0 TRLR\\n'
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..gedcom_uid import GedcomUid
@@ -100,9 +102,14 @@ def _insert_after(
 
 
 def _paf_values(batch: int = 4096) -> Iterator[str]:
-    """New PAF-form values without end, made ``batch`` at a time (:meth:`GedcomUid.new_paf_strings`)."""
-    while True:
-        yield from GedcomUid.new_paf_strings(batch)
+    """New PAF-form values without end, made ``batch`` at a time (:meth:`GedcomUid.new_paf_strings`); an
+    iterator of the standard library's, which ``next`` reaches without a Python frame.
+
+    >>> values = _paf_values(2)
+    >>> len({next(values) for _ in range(5)})
+    5
+    """
+    return itertools.chain.from_iterable(map(GedcomUid.new_paf_strings, itertools.repeat(batch)))
 
 
 def _maker(reader: GedcomReader, level: int, tag: str, value: str) -> Callable[[bytes], GedcomLine]:
@@ -141,13 +148,12 @@ def add_uids(
                 return GedcomUid.new_uuid().value
 
         else:
-            values = _paf_values()  # one generator per call: not shared between threads
-
-            def new_uid() -> str:
-                return next(values)
+            new_uid = partial(next, _paf_values())  # one iterator per call: not shared between threads
 
     make_value: Callable[[], str] = new_uid
     wanted = frozenset(types)
+    line_start = b"1 " + tag.encode("ascii") + b" "  # a new level-1 UID line, before its value
+    added_records, examples = report.added_records, report.added
 
     def records() -> Iterator[Record]:
         for rec in reader:
@@ -164,11 +170,11 @@ def add_uids(
                     yield rec
                     continue
             if not events:
-                quick = _append_quickly(rec, reader, tag, make_value)
+                quick = _append_quickly(rec, reader, line_start, tag, make_value)
                 if quick is not None:
-                    report.added_records[rtag] += 1
-                    if len(report.added) < MAX_EXAMPLES:
-                        report.added.append((rtag, rec.xref, rec.number, 1, quick[1]))
+                    added_records[rtag] += 1
+                    if len(examples) < MAX_EXAMPLES:
+                        examples.append((rtag, rec.xref, rec.number, 1, quick[1]))
                     yield quick[0]
                     continue
             lines = list(rec.lines)
@@ -190,10 +196,11 @@ def add_uids(
 
 
 def _append_quickly(
-    rec: Record, reader: GedcomReader, tag: str, make_value: Callable[[], str]
+    rec: Record, reader: GedcomReader, line_start: bytes, tag: str, make_value: Callable[[], str]
 ) -> tuple[Record, str] | None:
     """The record with a level-1 UID line appended, without parsing its other lines — when its last line
-    is a GEDCOM line with a terminator (else ``None``: the caller takes the general path)."""
+    is a GEDCOM line with a terminator (else ``None``: the caller takes the general path).  ``line_start``
+    is the new line's ``b"1 " + tag + b" "``, used when the value is ASCII."""
     data = rec.data
     last = data[-1:]
     if last == b"\n":
@@ -208,7 +215,7 @@ def _append_quickly(
         return None
     value = make_value()
     if value.isascii():
-        new = b"1 " + tag.encode("ascii") + b" " + value.encode("ascii") + eol
+        new = line_start + value.encode("ascii") + eol
     else:
         new = reader.make_line(1, tag, value, eol=eol).data
     return Record(data + new, rec.number, rec.dialect, rec.tag), value
