@@ -161,7 +161,7 @@ def add_uids(
             if rtag not in wanted:
                 yield rec
                 continue
-            has_uid = UID_BYTES in rec.data and any(
+            has_uid = rec.data.find(UID_BYTES) >= 0 and any(
                 line.level == 1 and line.tag in UID_TAGS for line in rec.lines
             )
             if has_uid:
