@@ -1145,8 +1145,11 @@ speedups_gedcom_scan(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssiz
         if (at > pos && s[at] == '0') {
             /* the tag's characters are ASCII letters, digits and underscores */
             tag = PyUnicode_DecodeASCII((const char *)s + tag_at, tag_end - tag_at, NULL);
-            if (tag == NULL || append_size(starts, at) < 0 || append_size(numbers, lines) < 0 ||
-                PyList_Append(tags, tag) < 0) {
+            if (tag == NULL) {
+                goto error;
+            }
+            PyUnicode_InternInPlace(&tag); /* one object per tag name, however many records */
+            if (append_size(starts, at) < 0 || append_size(numbers, lines) < 0 || PyList_Append(tags, tag) < 0) {
                 goto error;
             }
             Py_CLEAR(tag);

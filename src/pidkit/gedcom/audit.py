@@ -108,17 +108,18 @@ def audit(reader: GedcomReader, *, types: Collection[str] = DEFAULT_RECORD_TYPES
     # the 16 data bytes of bad-checksum values → where first seen (rare: the probable-duplicate check)
     bad_data: dict[bytes, tuple[bytes | str, int]] = {}
     wanted = frozenset(types)
-    records, without_uid, missing = report.records, report.without_uid, report.missing
+    not_counted = frozenset(("HEAD", "TRLR"))
+    records, missing = report.records, report.missing
+    plain: list[str] = []  # the record types of records without the bytes UID, counted at the end
     for rec in reader:
         tag = rec.tag
-        if rec.data.find(UID_BYTES) < 0:  # no UID line in it (uid_sites would find none): counted at once
-            if tag is not None and tag not in ("HEAD", "TRLR"):
-                records[tag] += 1
-                without_uid[tag] += 1
-                if tag in wanted and len(missing) < MAX_EXAMPLES:
+        if rec.data.find(UID_BYTES) < 0:  # no UID line in it (uid_sites would find none)
+            if tag is not None and tag not in not_counted:
+                plain.append(tag)
+                if len(missing) < MAX_EXAMPLES and tag in wanted:
                     missing.append((tag, rec.xref, rec.number))
             continue
-        if tag is not None and tag not in ("HEAD", "TRLR"):
+        if tag is not None and tag not in not_counted:
             records[tag] += 1
         has_uid = False
         local: set[tuple[int, bytes | str]] = set()
@@ -169,6 +170,8 @@ def audit(reader: GedcomReader, *, types: Collection[str] = DEFAULT_RECORD_TYPES
                 report.without_uid[tag] += 1
                 if tag in wanted and len(report.missing) < MAX_EXAMPLES:
                     report.missing.append((tag, rec.xref, rec.number))
+    records.update(plain)
+    report.without_uid.update(plain)
     report.take_warnings(reader)
     return report
 
