@@ -209,8 +209,9 @@ def _append_quickly(
         eol = b"\r"
     else:
         return None
-    body_end = len(data) - len(eol)
-    start = max(data.rfind(b"\n", 0, body_end), data.rfind(b"\r", 0, body_end)) + 1
+    # the last line starts after the terminator before it, which ends in the same byte as this one's in
+    # a file of one terminator; any other CR or LF in what follows fails the match (the general path)
+    start = data.rfind(last, 0, len(data) - len(eol)) + 1
     if LINE.fullmatch(data, start) is None:
         return None
     value = make_value()
