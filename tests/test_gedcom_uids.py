@@ -76,6 +76,25 @@ def test_add_uids_keeps_every_existing_uid_untouched() -> None:
     assert len(new) == 200 + 347 + 16 + 6 + 1  # FAM, INDI, NOTE, SOUR, SUBM records: one each now
 
 
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        # a record whose last line follows a lone CR (in a file of LF lines): the new line still goes last
+        (b"0 @I1@ INDI\n1 NAME x\r1 SEX M\n", b"0 @I1@ INDI\n1 NAME x\r1 SEX M\n1 _UID X1\n"),
+        (b"0 @I1@ INDI\r\n1 NAME x\r\n1 SEX M\r\n", b"0 @I1@ INDI\r\n1 NAME x\r\n1 SEX M\r\n1 _UID X1\r\n"),
+        (b"0 @I1@ INDI\r1 NAME x\n1 SEX M\r", b"0 @I1@ INDI\r1 NAME x\n1 SEX M\r1 _UID X1\r"),
+        (b"0 @I1@ INDI\n1 NAME x\n1 SEX M", b"0 @I1@ INDI\n1 NAME x\n1 SEX M\n1 _UID X1\n"),  # no end
+        (b"0 @I1@ INDI\n1 NAME x\nnot a line\n", b"0 @I1@ INDI\n1 NAME x\n1 _UID X1\nnot a line\n"),
+    ],
+    ids=["lone-CR-before", "CRLF", "lone-LF-before", "unterminated", "junk-last"],
+)
+def test_the_new_uid_line_goes_after_the_records_last_gedcom_line(record: bytes, expected: bytes) -> None:
+    head = b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n"
+    reader = read_bytes(head + record)
+    _, records = add_uids(reader, new_uid=lambda: "X1")
+    assert b"".join(rec.raw for rec in records) == head + expected
+
+
 def test_new_values_per_version() -> None:
     five = b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n0 @I1@ INDI\n1 NAME A\n0 TRLR\n"
     out = _apply(five)
