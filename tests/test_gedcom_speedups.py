@@ -127,9 +127,13 @@ def test_the_helper_agrees_with_the_grammar_at_every_line_of_the_real_files(path
 
 def _read(path: Path, chunk_size: int) -> tuple[list[tuple[bytes, int, str | None]], list[object], int]:
     with path.open("rb") as fh, GedcomReader(fh, name=path.name, chunk_size=chunk_size) as reader:
-        records = [(rec.data, rec.number, rec.tag) for rec in reader]
+        read = list(reader)
+        records = [(rec.data, rec.number, rec.tag) for rec in read]
         # the tag the scan read is the one the record's own bytes give
         assert [tag for _, _, tag in records] == [Record(d, n, reader.dialect).tag for d, n, _ in records]
+        # a record said to be well-formed is a run of lines the grammar accepts, whole
+        check = record_scanner(reader.default_eol, gedcom7=reader.gedcom7, compiled=False)
+        assert all(check(rec.data, 0)[0] == len(rec.data) for rec in read if rec.well_formed)
         return records, list(reader.warnings), reader.lines_read
 
 
@@ -142,6 +146,16 @@ def test_the_reader_reads_every_file_alike_with_and_without_the_helper(
     plain = [_read(path, size) for size in (1 << 20, 97)]
     assert compiled == plain
     assert compiled[0][0], path  # records were read
+
+
+def test_records_cut_from_one_run_are_marked_well_formed() -> None:
+    path = Path(__file__).parent / "data" / "gedcom" / "real" / "royal92.ged"
+    with GedcomReader.open(path) as reader:
+        read = list(reader)
+    # royal92.ged's lines all pass the check (a 5.5 file of short lines): every record is cut from one run
+    # but the last, which is not followed by a level-0 line and so is finished when the file ends
+    assert [rec.tag for rec in read if not rec.well_formed] == ["TRLR"]
+    assert not Record(read[1].data, 1, reader.dialect).well_formed  # only the reader says so
 
 
 def test_the_scanner_refuses_what_is_not_a_terminator() -> None:

@@ -209,11 +209,12 @@ def _append_quickly(
         eol = b"\r"
     else:
         return None
-    # the last line starts after the terminator before it, which ends in the same byte as this one's in
-    # a file of one terminator; any other CR or LF in what follows fails the match (the general path)
-    start = data.rfind(last, 0, len(data) - len(eol)) + 1
-    if LINE.fullmatch(data, start) is None:
-        return None
+    if not rec.well_formed:  # else the reader has checked every line of the record
+        # the last line starts after the terminator before it, which ends in the same byte as this one's
+        # in a file of one terminator; any other CR or LF in what follows fails the match (general path)
+        start = data.rfind(last, 0, len(data) - len(eol)) + 1
+        if LINE.fullmatch(data, start) is None:
+            return None
     value = make_value()
     if value.isascii():
         new = line_start + value.encode("ascii") + eol

@@ -248,19 +248,24 @@ class Record:
     The lines before the first level-0 line of a file, if any, form a record whose first line is not
     level 0.  ``data`` is the record's bytes in the view encoding (see :class:`GedcomLine`), ``number``
     the 1-based line number of its first line, ``tag`` its :attr:`tag` where the caller has read it
-    already (the reader's scan has).  Lines are parsed only when :attr:`lines` is asked for.
+    already (the reader's scan has).  ``well_formed`` says that every line passed the reader's fast check
+    (:func:`~pidkit.gedcom.grammar.record_scanner`): true only for records the reader cut from one run of
+    such lines.  Lines are parsed only when :attr:`lines` is asked for.
 
     >>> rec = Record(b"0 @N1@ NOTE a@@b\\n1 CONC c\\n1 CONT d\\n", 1, Dialect(version="5.5.1"))
     >>> rec.tag, rec.xref, rec.text(0), len(rec.lines)
     ('NOTE', '@N1@', 'a@bc\\nd', 3)
     """
 
-    __slots__ = ("_head", "_lines", "_tag", "data", "dialect", "number")
+    __slots__ = ("_head", "_lines", "_tag", "data", "dialect", "number", "well_formed")
 
-    def __init__(self, data: bytes, number: int, dialect: Dialect, tag: str | None = None) -> None:
+    def __init__(
+        self, data: bytes, number: int, dialect: Dialect, tag: str | None = None, well_formed: bool = False
+    ) -> None:
         self.data = data
         self.number = number
         self.dialect = dialect
+        self.well_formed = well_formed
         self._tag = tag
         self._lines: tuple[GedcomLine, ...] | None = None
         self._head: GedcomLine | None = None
@@ -726,11 +731,10 @@ class GedcomReader:
                     for cut, before, tag in zip(starts, numbers, tags, strict=True):
                         if parts:  # the record began in an earlier run
                             parts.append(buf[piece:cut])
-                            data = b"".join(parts)
+                            yield Record(b"".join(parts), rec_start, self.dialect, rec_tag)
                             parts = []
                         else:
-                            data = buf[piece:cut]
-                        yield Record(data, rec_start, self.dialect, rec_tag)
+                            yield Record(buf[piece:cut], rec_start, self.dialect, rec_tag, True)
                         rec_start = number + before + 1
                         rec_tag = tag
                         piece = cut
