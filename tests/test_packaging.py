@@ -136,6 +136,22 @@ def unpacked(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return top
 
 
+def test_the_sdist_prunes_what_git_ignores_inside_a_grafted_directory() -> None:
+    """A benchmark's cache (``benchmarks/.cache``: gigabytes of stores) or data, ignored by git, must not
+    go into the sdist of a checkout that has them: MANIFEST.in prunes every such directory."""
+    manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8").splitlines()
+    grafted = [line.split()[1] for line in manifest if line.startswith("graft ")]
+    pruned = {line.split()[1] for line in manifest if line.startswith("prune ")}
+    ignored = [
+        line.strip().strip("/")
+        for line in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#") and "*" not in line
+    ]
+    inside = [path for path in ignored if any(path.startswith(top + "/") for top in grafted)]
+    assert "benchmarks/.cache" in inside  # what this test is for
+    assert [path for path in inside if path not in pruned] == []
+
+
 def test_sdist_holds_what_the_tests_need(sdist: Path) -> None:
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
