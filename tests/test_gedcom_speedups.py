@@ -95,19 +95,19 @@ def test_the_helper_agrees_with_the_grammar_on_generated_lines(
 ) -> None:
     data = b"".join(lines)
     pos = min(len(b"".join(lines[:skip])) + offset, len(data))
-    c_end, regex_end = _both(eol, gedcom7, data, pos)
-    assert c_end == regex_end, (data, pos, eol, gedcom7)
+    c_scan, regex_scan = _both(eol, gedcom7, data, pos)
+    assert c_scan == regex_scan, (data, pos, eol, gedcom7)
 
 
 @pytest.mark.parametrize("gedcom7", [False, True], ids=["5", "7"])
 @pytest.mark.parametrize("eol", EOLS, ids=["LF", "CRLF", "CR"])
 @pytest.mark.parametrize("length", [239, 240, 241])
 def test_the_5x_value_limit_is_the_grammars(eol: bytes, gedcom7: bool, length: int) -> None:
-    data = b"1 NOTE" + b"x" * length + b" " + eol  # value: the space, then length + 1 bytes
-    short = b"1 NOTE " + b"y" * (length - 1) + eol  # value: the space, then length - 1 bytes
-    for text in (data, short, short + data, b"0 @N1@ NOTE" + b" z" * (length // 2) + eol):
-        c_end, regex_end = _both(eol, gedcom7, text, 0)
-        assert c_end == regex_end, (text, eol, gedcom7)
+    long_tag = b"1 NOTE" + b"x" * length + b" " + eol  # a tag of length + 4 characters, an empty value
+    short = b"1 NOTE " + b"y" * (length - 1) + eol  # after the tag: the space and length - 1 bytes
+    for text in (long_tag, short, short + long_tag, b"0 @N1@ NOTE" + b" z" * (length // 2) + eol):
+        c_scan, regex_scan = _both(eol, gedcom7, text, 0)
+        assert c_scan == regex_scan, (text, eol, gedcom7)
     assert _both(eol, False, short, 0)[0][:2] == ((len(short), 1) if length <= 240 else (0, 0))
 
 
