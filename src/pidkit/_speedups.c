@@ -1,4 +1,5 @@
-/* pidkit._speedups: the Library.Link resource id (seed 002) and XarkId.new() (seed 000) in C.
+/* pidkit._speedups: the Library.Link resource id (seed 002), XarkId.new() (seed 000) and the GEDCOM reader's
+ * line scan in C.
  *
  * Optional: setup.py builds it when a C compiler and the Python headers are there; pidkit.llid falls back
  * to its pure-Python code otherwise (and for every input this module does not take itself).
@@ -37,6 +38,13 @@
  *
  * xarkid_compact_strings(n) -> list is XarkId.new_compact_strings(n): n compact texts, each made exactly as
  * xarkid_new makes its own (a clock reading and 9 fresh bytes of the pool per id).
+ *
+ * gedcom_scan(gedcom7, eol, data, pos) is the GEDCOM reader's check of a run of well-formed lines
+ * (pidkit.gedcom.grammar.record_scanner): the lines grammar.valid_lines_5 / valid_lines_7 match, read in one
+ * pass, with the offsets, line counts and tags of the level-0 lines where the reader cuts records.
+ *
+ * paf_strings(data) makes new GEDCOM 5.x _UID values (PAF form, U2 checksum) of random 16-byte blocks, as
+ * pidkit.gedcom_uid._paf_strings does.  tests/test_gedcom_speedups.py compares both with the Python code.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -1304,7 +1312,8 @@ static PyModuleDef_Slot speedups_slots[] = {
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "pidkit._speedups",
-    .m_doc = "Library.Link resource ids and XarkId.new() in C (optional; pidkit falls back to pure Python).",
+    .m_doc = "Library.Link resource ids, XarkId.new() and GEDCOM line scans in C (optional; pidkit falls back "
+             "to pure Python).",
     .m_size = sizeof(speedups_state),
     .m_methods = speedups_methods,
     .m_slots = speedups_slots,
