@@ -155,12 +155,17 @@ def test_batches_are_capped_by_keys() -> None:
 def test_a_batch_over_its_deadline_is_answered_and_the_next_one_goes(seeded: Any) -> None:
     store: Store = seeded.store
     slow = threading.Event()
+    stuck_done = threading.Event()
     real = store.resolve_many
 
     def maybe_stuck(arks: Sequence[str]) -> list[Resolution | None]:
-        if "ark:99999/fk4stuck" in arks:
-            slow.wait(10)  # a connection that went silent
-        return real(arks)
+        if "ark:99999/fk4stuck" not in arks:
+            return real(arks)
+        slow.wait(10)  # a connection that went silent
+        try:
+            return real(arks)
+        finally:
+            stuck_done.set()
 
     store.resolve_many = maybe_stuck  # type: ignore[method-assign]
     try:
@@ -171,6 +176,9 @@ def test_a_batch_over_its_deadline_is_answered_and_the_next_one_goes(seeded: Any
         assert found[0] is not None and found[0].binding.key == "ark:99999/fk4x1"
     finally:
         slow.set()
+        # the abandoned lookup finishes before the store is closed under it (the fixture's teardown): a
+        # closed SQLite connection used from that thread crashed a test worker on a slow machine
+        assert stuck_done.wait(10)
         del store.resolve_many
 
 
