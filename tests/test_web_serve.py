@@ -164,6 +164,32 @@ def test_keep_alive_requests_reset_the_bound(server: Server) -> None:
             time.sleep(TIMEOUT * 0.75)
 
 
+
+def _without_date(answer: bytes) -> bytes:
+    return re.sub(rb"(?im)^date: [^\r\n]*\r\n", b"", answer)
+
+
+def test_a_redirect_answered_again_is_the_same(server: Server) -> None:
+    """The second answer of a worker (a redirect it keeps: the protocol writes it, issue 18) is the
+    first's, and so is the answer of a new connection that ends after it."""
+    # forwarded by the registry: a 302 from an empty store
+    ask = b"GET /ark:12345/x9 HTTP/1.1\r\nHost: t\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        answers = []
+        for _ in range(4):
+            s.sendall(ask)
+            answers.append(_without_date(_one_response(s)))
+    assert answers[0].startswith(b"HTTP/1.1 302 Found\r\n")
+    assert b"\r\nlocation: https://" in answers[0]  # the registry's record for 12345
+    assert answers == [answers[0]] * 4
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(ask.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+        closing = _without_date(_read_all(s))
+    expected = answers[0].replace(b"\r\n\r\n", b"\r\nconnection: close\r\n\r\n")
+    # h11 writes "Connection: close"
+    assert closing == expected or (server.kind == "h11" and closing.lower() == expected.lower())
+
+
 # --- clear errors ---------------------------------------------------------------------------------------
 
 #: A ``sitecustomize`` that makes the ``server`` extra look uninstalled: importing fastapi or uvicorn fails.

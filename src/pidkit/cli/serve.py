@@ -19,7 +19,10 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import uvicorn
 
 from ._common import EXIT_OK, EXIT_USAGE, CliError, Subparsers, add_db_option
 
@@ -130,6 +133,27 @@ def _check_registry() -> None:
         raise CliError(f"the NAAN registry cannot be used: {exc}") from None
 
 
+#: ``--log-level`` values at which uvicorn writes its access log (a line per request).
+ACCESS_LOG_LEVELS: Final = frozenset({"info", "debug"})
+
+
+def uvicorn_config(*, workers: int, log_level: str, host: str, port: int, max_header: int) -> uvicorn.Config:
+    """The ``uvicorn.Config`` of ``pidkit serve``: :data:`APP_FACTORY` in each worker over
+    :data:`HTTP_PROTOCOL`, no proxy headers trusted, no ``server`` header, and uvicorn's access log only
+    at a level that writes it (below, uvicorn would still format every request's line for nothing).
+
+    >>> config = uvicorn_config(workers=2, log_level="warning", host="127.0.0.1", port=0, max_header=65536)
+    >>> config.access_log, config.proxy_headers, config.http
+    (False, False, 'pidkit.web.protocol:GuardedProtocol')
+    """
+    import uvicorn
+
+    return uvicorn.Config(APP_FACTORY, factory=True, workers=workers, log_level=log_level,
+                          access_log=log_level in ACCESS_LOG_LEVELS, host=host, port=port,
+                          proxy_headers=False, server_header=False, http=HTTP_PROTOCOL,
+                          h11_max_incomplete_event_size=max_header, timeout_keep_alive=KEEP_ALIVE)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Open (and for ``--demo`` seed) the store, listen, print the URL, serve until interrupted."""
     if not 0 <= args.port <= MAX_PORT:
@@ -185,10 +209,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
               file=out)
     print(f"pidkit serve: listening on {base}", file=out, flush=True)
 
-    config = uvicorn.Config(APP_FACTORY, factory=True, workers=args.workers, log_level=args.log_level,
-                            host=args.host, port=port, proxy_headers=False, server_header=False,
-                            http=HTTP_PROTOCOL, h11_max_incomplete_event_size=settings.max_header,
-                            timeout_keep_alive=KEEP_ALIVE)
+    config = uvicorn_config(workers=args.workers, log_level=args.log_level, host=args.host, port=port,
+                            max_header=settings.max_header)
     try:
         if args.workers > 1:
             Multiprocess(config, sockets=[sock]).run()

@@ -21,7 +21,8 @@ of them), exact: each is filed under the store's :meth:`~pidkit.web.lookups.Look
 taken before it was decided and under the NAAN registry in force, and the whole cache is dropped when
 either changes — a write, by this worker or any other process, is seen by the next request.  A store
 that cannot tell at once (PostgreSQL: other instances' writes arrive as notifications) has no token,
-and nothing is kept.
+and nothing is kept.  :meth:`FastPathApp.kept_redirect` tells the HTTP protocol such an answer, so that
+it writes it without an ASGI task (:mod:`pidkit.web.protocol`), as uvicorn would write the two messages.
 
 >>> from fastapi.testclient import TestClient
 >>> from pidkit.web import create_app
@@ -120,6 +121,16 @@ async def redirect(send: Send, location: str, status: int = 302) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
+def kept_start(kept: tuple[int, bytes]) -> dict[str, Any]:
+    """The ``http.response.start`` message of a redirect kept by a :class:`RedirectCache` (its status
+    and encoded ``location``): the message :func:`redirect_start` made when it was decided.
+
+    >>> kept_start((302, b"https://e.org/x")) == redirect_start("https://e.org/x")
+    True
+    """
+    return {"type": "http.response.start", "status": kept[0], "headers": [_NO_BODY, (b"location", kept[1])]}
+
+
 #: The longest request path plus encoded target (bytes) a :class:`RedirectCache` keeps: its memory stays
 #: bounded by its size (about 200 bytes of overhead and these bytes an entry), whatever clients send.
 CACHED_BYTES: Final = 512
@@ -189,31 +200,53 @@ class FastPathApp(FastAPI):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a fast-path request here (from the worker's :class:`RedirectCache` when it holds the
         answer), hand every other one to FastAPI."""
-        cache: RedirectCache | None = getattr(self.state, "redirects", None)
-        key = scope.get("raw_path")
-        if (
-            cache is not None
-            and cache.size > 0
-            and isinstance(key, bytes)
-            and not self.root_path
-            and _plain(scope)
-            # kept only for a raw path the ARK route matched: the same raw path decodes the same
-            and (cache.peek(key) is not None or ARK_ROUTE.match(scope["path"]) is not None)
-        ):
-            stamp = self._stamp()  # before anything is read
-            if stamp is not None:
-                kept = cache.get(key, stamp)
-                if kept is not None:
-                    await send({"type": "http.response.start", "status": kept[0],
-                                "headers": [_NO_BODY, (b"location", kept[1])]})
-                    await send({"type": "http.response.body", "body": b""})
-                    return
-                await self._resolve(scope, receive, send, raw_ark(scope), (cache, stamp, key))
+        keep = self._keeping(scope, kept_only=False)
+        if keep is not None:
+            kept = keep[0].get(keep[2], keep[1])
+            if kept is not None:
+                await send(kept_start(kept))
+                await send({"type": "http.response.body", "body": b""})
                 return
+            await self._resolve(scope, receive, send, raw_ark(scope), keep)
+            return
         if self.root_path or not is_fast(scope):
             await super().__call__(scope, receive, send)
             return
         await self._resolve(scope, receive, send, raw_ark(scope), None)
+
+    def kept_redirect(self, scope: Scope) -> tuple[int, bytes] | None:
+        """The redirect :meth:`__call__` would send for the request ``scope`` from the worker's
+        :class:`RedirectCache` (its status and encoded ``location``; :func:`kept_start` makes the first
+        message), or ``None`` when it would not; never raises.  The HTTP protocol asks this to answer
+        such a request without an ASGI task (:mod:`pidkit.web.protocol`).
+
+        >>> from pidkit.web import create_app
+        >>> app = create_app("sqlite:///:memory:")
+        >>> app.kept_redirect({"type": "http", "method": "GET", "path": "/ark:1/x",
+        ...                    "raw_path": b"/ark:1/x", "query_string": b"", "headers": []}) is None
+        True
+        """
+        keep = self._keeping(scope, kept_only=True)
+        return None if keep is None else keep[0].get(keep[2], keep[1])
+
+    def _keeping(self, scope: Scope, *, kept_only: bool) -> tuple[RedirectCache, Hashable, bytes] | None:
+        """The worker's cache, the stamp in force and the request's key when the cache may answer
+        ``scope`` or keep its answer: a fast-path request (:func:`_plain`, no ``root_path``) whose raw
+        path the cache holds or — unless ``kept_only`` — the ARK route matches (the same raw path
+        decodes the same); the stamp is taken before anything is read."""
+        cache: RedirectCache | None = getattr(self.state, "redirects", None)
+        key = scope.get("raw_path")
+        if (
+            cache is None
+            or cache.size <= 0
+            or not isinstance(key, bytes)
+            or self.root_path
+            or not _plain(scope)
+            or (cache.peek(key) is None and (kept_only or ARK_ROUTE.match(scope["path"]) is None))
+        ):
+            return None
+        stamp = self._stamp()
+        return None if stamp is None else (cache, stamp, key)
 
     def _stamp(self) -> Hashable | None:
         """What the kept redirects are filed under: the store's changes token and the registry in force

@@ -16,6 +16,11 @@ has buffered all of its headers.  So the bound sits in the protocol, where bytes
   after its first byte arrived (or after the connection opened): ``408``, connection closed.  Idle
   keep-alive connections are closed by uvicorn's own ``timeout_keep_alive``.
 
+With httptools the protocol also answers, at once, a request whose redirect the app keeps
+(:meth:`pidkit.web.fastpath.FastPathApp.kept_redirect`): most of a resolver's answers, without the ASGI
+task, request cycle and messages uvicorn makes for each request — the bytes uvicorn would write for the
+app's answer (``tests/test_web_protocol_answers.py`` holds the two side by side).
+
 ``pidkit serve`` passes :data:`PROTOCOL` (``--http``'s import string form) to uvicorn; the bounds are
 read from the environment once, when uvicorn imports this module in a worker.  A reverse proxy
 in front should set the same bounds (``docs/recipes.md``).
@@ -27,6 +32,8 @@ in front should set the same bounds (``docs/recipes.md``).
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 import h11
@@ -59,6 +66,10 @@ class _HeaderGuard:
 
     def _reading_headers(self) -> bool:
         raise NotImplementedError
+
+    def _head_incomplete(self) -> bool:
+        """Bytes of a request's head have arrived and it is not complete (the timer runs then)."""
+        return self._reading_headers() and self._guard_bytes > 0
 
     def _response_in_progress(self) -> bool:
         cycle = getattr(self, "cycle", None)
@@ -95,13 +106,16 @@ class _HeaderGuard:
     def _guard_before(self, data: bytes) -> None:
         if self._reading_headers():
             self._guard_bytes += len(data)
-            self._arm()
 
     def _guard_after(self) -> None:
+        # The timer runs from the first byte of a head that is still incomplete once what arrived is
+        # parsed: a head that arrives whole (most) arms none.
         if self.transport.is_closing() or not self._reading_headers():
             self._disarm()
         elif self._guard_bytes > MAX_HEADER_BYTES:
             self._refuse(431, f"request headers larger than {MAX_HEADER_BYTES} bytes")
+        elif self._head_incomplete():
+            self._arm()
 
 
 class GuardedH11Protocol(_HeaderGuard, H11Protocol):
@@ -125,18 +139,29 @@ class GuardedH11Protocol(_HeaderGuard, H11Protocol):
 
 
 try:
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    import httptools
+    from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 except ImportError:  # pragma: no cover - httptools not installed: uvicorn uses h11
     GuardedProtocol: type[asyncio.Protocol] = GuardedH11Protocol
 else:
 
     class GuardedHttpToolsProtocol(_HeaderGuard, HttpToolsProtocol):
         """uvicorn's httptools protocol with the header bounds (headers are incomplete from a
-        message's start until the parser's ``on_headers_complete``)."""
+        message's start until the parser's ``on_headers_complete``), which answers a request the app
+        keeps a redirect for at once (:meth:`_answer_kept`)."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._in_headers = True
+            self._begun = False  # the next request's first byte has been parsed
+            self._answered = False  # the request being parsed was answered by _answer_kept
+            # Not while uvicorn writes an access log line per request (only its own path writes it) or
+            # bounds concurrency (its 503 app answers then).
+            logs = self.access_log and self.access_logger.isEnabledFor(logging.INFO)
+            self._kept: Callable[[dict[str, Any]], tuple[int, bytes] | None] | None = (
+                None if logs or self.limit_concurrency is not None
+                else getattr(self.app, "kept_redirect", None)
+            )
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -149,18 +174,75 @@ else:
         def _reading_headers(self) -> bool:
             return self._in_headers
 
+        def _head_incomplete(self) -> bool:
+            # _begun: the head began after the last one completed in the same read (pipelining)
+            return self._in_headers and (self._begun or self._guard_bytes > 0)
+
         def data_received(self, data: bytes) -> None:
             self._guard_before(data)
             super().data_received(data)
             self._guard_after()
 
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._begun = True
+
         def on_headers_complete(self) -> None:
-            self._in_headers = False
+            self._in_headers = self._begun = False
             self._disarm()
+            if self._kept is not None and self._answer_kept(self._kept):
+                self._answered = True
+                return
             super().on_headers_complete()
 
+        def on_body(self, body: bytes) -> None:
+            if not self._answered:  # an answered request has no body (_answer_kept)
+                super().on_body(body)
+
         def on_message_complete(self) -> None:
-            super().on_message_complete()
+            if self._answered:
+                self._answered = False
+            else:
+                super().on_message_complete()
             self._in_headers = True  # what follows is the next request's head
+
+        def _answer_kept(self, kept_redirect: Callable[[dict[str, Any]], tuple[int, bytes] | None]) -> bool:
+            """Answer the request whose head was just parsed, without an ASGI task, if the app keeps its
+            redirect (:meth:`~pidkit.web.fastpath.FastPathApp.kept_redirect`: a plain ``GET``/``HEAD``
+            with no body) and no earlier request of the connection is still being answered: the bytes
+            uvicorn writes for the app's two messages (its status line and default headers, then
+            ``content-length``, ``location`` and, when the connection ends, ``connection: close``), and
+            what it does once a response is complete."""
+            cycle = self.cycle
+            if (
+                self.pipeline
+                or (cycle is not None and not cycle.response_complete)
+                or self.flow.write_paused
+                or self.transport.is_closing()
+                or self.root_path
+            ):
+                return False
+            parser = self.parser
+            method = parser.get_method()
+            if (method != b"GET" and method != b"HEAD") or parser.should_upgrade():
+                return False
+            url = httptools.parse_url(self.url)
+            kept = kept_redirect({"type": "http", "method": method.decode("ascii"), "raw_path": url.path,
+                                  "query_string": url.query or b"", "headers": self.headers})
+            if kept is None:
+                return False
+            keep_alive = parser.get_http_version() != "1.0" and parser.should_keep_alive()
+            head = [STATUS_LINE[kept[0]]]
+            for name, value in self.server_state.default_headers:
+                head += (name.lower(), b": ", value, b"\r\n")
+            head += (b"content-length: 0\r\nlocation: ", kept[1], b"\r\n")
+            if not keep_alive:
+                head.append(b"connection: close\r\n")
+            head.append(b"\r\n")
+            self.transport.write(b"".join(head))
+            if not keep_alive:
+                self.transport.close()
+            self.on_response_complete()
+            return True
 
     GuardedProtocol = GuardedHttpToolsProtocol
