@@ -48,7 +48,7 @@ from ..settings import Settings
 from .asgi import Receive, Scope, Send
 from .convertors import ArkPathConvertor
 from .errors import UNAVAILABLE, domain_error_response, service_unavailable
-from .lookups import Lookup
+from .lookups import Lookup, RegistryHolder
 from .resolver import Decision, decide, raw_ark, render
 
 __all__ = ["FastPathApp", "RedirectCache", "is_fast"]
@@ -197,6 +197,10 @@ class RedirectCache:
 class FastPathApp(FastAPI):
     """The FastAPI app, with plain ARK resolution (:func:`is_fast`) answered before it."""
 
+    #: ``state``'s redirect cache, lookup and registry holder, read once (each read of Starlette's
+    #: ``State`` costs a ``__getattr__``; :func:`~pidkit.web.app.create_app` sets them before serving).
+    _hot: tuple[RedirectCache, Lookup, RegistryHolder] | None = None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a fast-path request here (from the worker's :class:`RedirectCache` when it holds the
         answer), hand every other one to FastAPI."""
@@ -234,27 +238,41 @@ class FastPathApp(FastAPI):
         ``scope`` or keep its answer: a fast-path request (:func:`_plain`, no ``root_path``) whose raw
         path the cache holds or — unless ``kept_only`` — the ARK route matches (the same raw path
         decodes the same); the stamp is taken before anything is read."""
-        cache: RedirectCache | None = getattr(self.state, "redirects", None)
+        hot = self._hot or self._read_hot()
+        if hot is None:
+            return None
+        cache = hot[0]
         key = scope.get("raw_path")
         if (
-            cache is None
-            or cache.size <= 0
+            cache.size <= 0
             or not isinstance(key, bytes)
             or self.root_path
             or not _plain(scope)
             or (cache.peek(key) is None and (kept_only or ARK_ROUTE.match(scope["path"]) is None))
         ):
             return None
-        stamp = self._stamp()
+        stamp = self._stamp(hot[1], hot[2])
         return None if stamp is None else (cache, stamp, key)
 
-    def _stamp(self) -> Hashable | None:
+    def _read_hot(self) -> tuple[RedirectCache, Lookup, RegistryHolder] | None:
+        """:attr:`_hot`, once ``state`` holds all three (``None`` before, or without a cache)."""
+        state = self.state
+        cache = getattr(state, "redirects", None)
+        lookup = getattr(state, "lookup", None)
+        registry = getattr(state, "registry", None)
+        if cache is None or lookup is None or registry is None:
+            return None
+        self._hot = (cache, lookup, registry)
+        return self._hot
+
+    @staticmethod
+    def _stamp(lookup: Lookup, registry: RegistryHolder) -> Hashable | None:
         """What the kept redirects are filed under: the store's changes token and the registry in force
         (objects, compared by identity first); ``None`` when the store cannot tell or asking it failed
         (the request is then answered as without the cache, which says what is wrong)."""
         try:
-            token = self.state.lookup.changes_token()
-            return None if token is None else (token, self.state.registry.get())
+            token = lookup.changes_token()
+            return None if token is None else (token, registry.get())
         except Exception:  # the cache never fails a request: the uncached path answers, or says why
             _log.debug("no changes token: answered without the cache", exc_info=True)
             return None
