@@ -345,7 +345,17 @@ def test_other_requests_go_to_the_app(
     run(body)
 
 
-def test_with_an_access_log_every_request_goes_to_the_app(
+def test_a_request_target_the_parser_refuses_gets_uvicorns_400(store_file: str, run: Any) -> None:
+    async def body(loop: asyncio.AbstractEventLoop) -> None:
+        served = await Served(store_file, loop).opened()
+        conn = served.connect()
+        answer = await conn.send(b"GET http://h:99999999/ark:99999/fk4x1 HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n") and conn.transport.closed
+
+    run(body)
+
+
+def test_an_answer_from_the_protocol_is_logged_as_uvicorn_logs_it(
     store_file: str, counted: list[str], run: Any
 ) -> None:
     class Lines(logging.Handler):
@@ -358,19 +368,29 @@ def test_with_an_access_log_every_request_goes_to_the_app(
 
     lines = Lines()
     access = logging.getLogger("uvicorn.access")
+    asks = [get("/ark:99999/fk4x1"), get("/ark:/99999/fk4coll/p%20q?"),
+            get("/ark:99999/fk4x1", version="1.0")]
 
     async def body(loop: asyncio.AbstractEventLoop) -> None:
         served = await Served(store_file, loop, log_level="info").opened()  # configures the loggers
         access.addHandler(lines)
-        conn = served.connect()
-        answers = [await conn.send(get("/ark:99999/fk4x1")) for _ in range(2)]
-        assert answers[0] == answers[1] and len(counted) == 2
+        for ask in asks:
+            decided = await served.connect().send(ask)  # the first two by the app, through uvicorn's cycle
+            assert await served.connect().send(ask) == decided  # by the protocol
+        assert counted == ["/ark:99999/fk4x1", "/ark:/99999/fk4coll/p q"]  # the third path was kept
 
     try:
         run(body)
     finally:
         access.removeHandler(lines)
-    assert sum("GET /ark%3A99999/fk4x1 HTTP/1.1\" 302" in line for line in lines.lines) == 2, lines.lines
+    assert lines.lines == [
+        '127.0.0.1:50000 - "GET /ark%3A99999/fk4x1 HTTP/1.1" 302',
+        '127.0.0.1:50000 - "GET /ark%3A99999/fk4x1 HTTP/1.1" 302',
+        '127.0.0.1:50000 - "GET /ark%3A/99999/fk4coll/p%20q HTTP/1.1" 302',
+        '127.0.0.1:50000 - "GET /ark%3A/99999/fk4coll/p%20q HTTP/1.1" 302',
+        '127.0.0.1:50000 - "GET /ark%3A99999/fk4x1 HTTP/1.0" 302',
+        '127.0.0.1:50000 - "GET /ark%3A99999/fk4x1 HTTP/1.0" 302',
+    ]
 
 
 def test_pidkit_serve_gives_uvicorn_an_app_the_protocol_can_ask(
@@ -386,4 +406,4 @@ def test_pidkit_serve_gives_uvicorn_an_app_the_protocol_can_ask(
         gc.unfreeze()  # the factory froze this (test) process's objects, as a worker's
     assert config.http_protocol_class is protocol.GuardedProtocol is Protocol
     assert isinstance(config.loaded_app, FastPathApp)  # not wrapped: kept_redirect is found
-    assert config.access_log is False
+    assert config.access_log is False  # uvicorn formats no line per request that nothing writes

@@ -32,7 +32,7 @@ in front should set the same bounds (``docs/recipes.md``).
 from __future__ import annotations
 
 import asyncio
-import logging
+import urllib.parse
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -141,6 +141,7 @@ class GuardedH11Protocol(_HeaderGuard, H11Protocol):
 try:
     import httptools
     from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+    from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 except ImportError:  # pragma: no cover - httptools not installed: uvicorn uses h11
     GuardedProtocol: type[asyncio.Protocol] = GuardedH11Protocol
 else:
@@ -155,12 +156,9 @@ else:
             self._in_headers = True
             self._begun = False  # the next request's first byte has been parsed
             self._answered = False  # the request being parsed was answered by _answer_kept
-            # Not while uvicorn writes an access log line per request (only its own path writes it) or
-            # bounds concurrency (its 503 app answers then).
-            logs = self.access_log and self.access_logger.isEnabledFor(logging.INFO)
-            self._kept: Callable[[dict[str, Any]], tuple[int, bytes] | None] | None = (
-                None if logs or self.limit_concurrency is not None
-                else getattr(self.app, "kept_redirect", None)
+            # Not while uvicorn bounds concurrency (its 503 app answers then).
+            self._kept: Callable[[Any], tuple[int, bytes] | None] | None = (
+                None if self.limit_concurrency is not None else getattr(self.app, "kept_redirect", None)
             )
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -206,11 +204,12 @@ else:
                 super().on_message_complete()
             self._in_headers = True  # what follows is the next request's head
 
-        def _answer_kept(self, kept_redirect: Callable[[dict[str, Any]], tuple[int, bytes] | None]) -> bool:
+        def _answer_kept(self, kept_redirect: Callable[[Any], tuple[int, bytes] | None]) -> bool:
             """Answer the request whose head was just parsed, without an ASGI task, if the app keeps its
-            redirect (:meth:`~pidkit.web.fastpath.FastPathApp.kept_redirect`: a plain ``GET``/``HEAD``
-            with no body) and no earlier request of the connection is still being answered: the bytes
-            uvicorn writes for the app's two messages (its status line and default headers, then
+            redirect (:meth:`~pidkit.web.fastpath.FastPathApp.kept_redirect`, asked with the scope
+            uvicorn builds: a plain ``GET``/``HEAD`` with no body) and no earlier request of the
+            connection is still being answered.  What uvicorn does for the app's two messages: its
+            access log line, the bytes it writes (its status line and default headers, then
             ``content-length``, ``location`` and, when the connection ends, ``connection: close``), and
             what it does once a response is complete."""
             cycle = self.cycle
@@ -226,16 +225,29 @@ else:
             method = parser.get_method()
             if (method != b"GET" and method != b"HEAD") or parser.should_upgrade():
                 return False
+            # the scope as uvicorn's on_headers_complete completes it (which does it again otherwise)
+            scope = self.scope
+            scope["method"] = method.decode("ascii")
+            http_version = parser.get_http_version()
+            if http_version != "1.1":
+                scope["http_version"] = http_version
             url = httptools.parse_url(self.url)
-            kept = kept_redirect({"type": "http", "method": method.decode("ascii"), "raw_path": url.path,
-                                  "query_string": url.query or b"", "headers": self.headers})
+            path = url.path.decode("ascii")
+            scope["path"] = urllib.parse.unquote(path) if "%" in path else path
+            scope["raw_path"] = url.path
+            scope["query_string"] = url.query or b""
+            kept = kept_redirect(scope)
             if kept is None:
                 return False
-            keep_alive = parser.get_http_version() != "1.0" and parser.should_keep_alive()
-            head = [STATUS_LINE[kept[0]]]
+            status, location = kept
+            if self.access_log:
+                self.access_logger.info('%s - "%s %s HTTP/%s" %d', get_client_addr(scope), scope["method"],
+                                        get_path_with_query_string(scope), scope["http_version"], status)
+            keep_alive = http_version != "1.0" and parser.should_keep_alive()
+            head = [STATUS_LINE[status]]
             for name, value in self.server_state.default_headers:
                 head += (name.lower(), b": ", value, b"\r\n")
-            head += (b"content-length: 0\r\nlocation: ", kept[1], b"\r\n")
+            head += (b"content-length: 0\r\nlocation: ", location, b"\r\n")
             if not keep_alive:
                 head.append(b"connection: close\r\n")
             head.append(b"\r\n")
