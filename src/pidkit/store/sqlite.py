@@ -41,6 +41,7 @@ from typing import Final
 
 from ..errors import StoreError
 from .sql import Cursor, SqlStore
+from .walindex import WalHeader, find_wal_header
 
 #: How long a writer waits for another process's write lock (milliseconds).
 BUSY_TIMEOUT_MS: Final = 30_000
@@ -146,12 +147,16 @@ class SqliteStore(SqlStore):
         self._closed = False
         self._file: FileId | None = None  # set once the file is there (the first connection may create it)
         self._wal_retired = False
+        #: The WAL-index header as this process maps it (:meth:`changes_token`), once found.
+        self._wal_header: WalHeader | None = None
         self._conn = self._connect(create=True)
         try:
             if not self._private:
                 self._file = file_id(self._abspath)
                 _enter_wal(self._conn)
             self._migrate()
+            if not self._private and self._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                self._wal_header = find_wal_header(self._abspath)  # mapped by the migration's reads
         except BaseException:
             self._conn.close()
             raise
@@ -272,12 +277,19 @@ class SqliteStore(SqlStore):
             self._readers.clear()
             self._conn.close()
 
-    def naans_token(self) -> tuple[FileId | None, int, int] | None:
-        """The store file's identity (a restore that replaced it), this thread's read connection and its
-        ``PRAGMA data_version``, which SQLite changes whenever another connection — the store's own write
-        connection, another process — commits (a look at the WAL index in shared memory: no disk read);
-        so it changes with every commit, not only the NAANs'.  ``None`` for a private in-memory store,
-        whose one connection both reads and writes.
+    def naans_token(self) -> tuple[FileId | None, bytes | tuple[int, int]] | None:
+        """The store file's identity (a restore that replaced it) and what says whether anybody
+        committed since: the WAL-index header, which every commit of any connection — the store's own
+        write connection, another process — rewrites, read from SQLite's own mapping of it
+        (:mod:`pidkit.store.walindex`, about 50 ns); where that cannot be found, this thread's read
+        connection and its ``PRAGMA data_version`` (SQLite's own comparison of the same header, about
+        3 µs).  So it changes with every commit, not only the NAANs'.  ``None`` for a private in-memory
+        store, whose one connection both reads and writes.
+
+        Exact because the header cannot stop being the one SQLite writes while the store is open: its
+        connections keep the database in WAL mode (another connection's ``PRAGMA journal_mode =
+        DELETE`` is refused, "database is locked"), and the mapping stays while they are open — it is
+        read under the lock :meth:`close` takes to close them.
 
         >>> import tempfile
         >>> with SqliteStore(f"{tempfile.mkdtemp()}/t.db") as s:
@@ -288,13 +300,20 @@ class SqliteStore(SqlStore):
         """
         if self._private:
             return None
+        identity = file_id(self._abspath)
+        header = self._wal_header
+        if header is not None:
+            with self._readers_lock:
+                if self._closed:
+                    raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+                return identity, header.read()
         conn = self._reader()
         (version,) = conn.execute("PRAGMA data_version").fetchone()
-        return file_id(self._abspath), id(conn), int(version)
+        return identity, (id(conn), int(version))
 
-    def changes_token(self) -> tuple[FileId | None, int, int] | None:
-        """:meth:`naans_token`'s value: ``PRAGMA data_version`` changes with every commit of any other
-        connection, whatever it changed (and the store's own writes go through its write connection).
+    def changes_token(self) -> tuple[FileId | None, bytes | tuple[int, int]] | None:
+        """:meth:`naans_token`'s value: the WAL-index header (or ``PRAGMA data_version``) changes with
+        every commit of any connection, whatever it changed.
 
         >>> import tempfile
         >>> with SqliteStore(f"{tempfile.mkdtemp()}/t.db") as s:

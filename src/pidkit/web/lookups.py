@@ -16,8 +16,8 @@ app's store, running each read where the store says it belongs (:attr:`pidkit.st
 
 Which NAANs the store serves, and under which it holds any ARK binding (:meth:`pidkit.store.Store.naan_names`,
 :meth:`~pidkit.store.Store.bound_naans`), is kept in memory, exact: the two sets are read again only when
-the store's :meth:`~pidkit.store.Store.naans_token` changed (SQLite: ``PRAGMA data_version``, which any
-commit by another connection changes; PostgreSQL: a NOTIFY of migration 7's triggers, heard by a
+the store's :meth:`~pidkit.store.Store.naans_token` changed (SQLite: the WAL-index header, which any
+commit rewrites; PostgreSQL: a NOTIFY of migration 7's triggers, heard by a
 listener thread).  An ARK under a NAAN the store binds nothing under — every ARK the NAAN registry or N2T
 answers — is then decided without reading the store at all; a write is seen by the next request
 (PostgreSQL: as soon as its notification arrives).  A store without a token (a private in-memory
