@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import io
+import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -547,4 +548,39 @@ def test_sqlite_bulk_mode_leaves_new_rows_to_the_end(tmp_path: Path) -> None:
             assert indexed(cur, new) == 0 and indexed(cur, old) > 0
         assert keys(s, text="lastword") == [new] and keys(s, text="firstword") == []
         assert keys(s, text="renamed") == [old] and keys(s, text="bergen") == []
+        _sqlite_index_sound(s)
+
+
+def test_sqlite_bulk_fill_takes_a_larger_hash_and_gives_the_setting_back(tmp_path: Path) -> None:
+    """SQLite's bulk mode fills each full-text index with FTS5's pending-terms hash at 16 MB (fewer
+    segments to write and merge), and leaves each table's ``hashsize`` as it found it: FTS5's default
+    where none was set, the value set otherwise; the index is then exactly what a rebuild would hold."""
+    with open_store(f"sqlite:///{tmp_path / 's.db'}") as s:
+        _populate(s)
+        assert isinstance(s, SqlStore)
+        conn: sqlite3.Connection = s._conn  # type: ignore[attr-defined]
+
+        def hashsize(table: str) -> object:
+            row = conn.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'").fetchone()
+            return None if row is None else row[0]
+
+        conn.execute("INSERT INTO bindings_grams (bindings_grams, rank) VALUES ('hashsize', 2097152)")
+        assert (hashsize("bindings_words"), hashsize("bindings_grams")) == (None, 2097152)
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        n = 6000
+        lines = (json.dumps({"text": f"ark:{A}/fk4hash{i}", "target": f"https://example.org/hash/{i}",
+                             "erc": {"what": f"Hashword {i}"}}) for i in range(n))  # fmt: skip
+        report = s.import_jsonl(lines)
+        conn.set_trace_callback(None)
+        assert report.created == n
+        for table, before in (("bindings_words", 1048576), ("bindings_grams", 2097152)):
+            setting = f"INSERT INTO {table} ({table}, rank) VALUES ('hashsize', "
+            filling = f"INSERT INTO {table} (rowid"
+            fill = next(i for i, sql in enumerate(statements) if sql.startswith(filling))
+            assert [sql for sql in statements[:fill] if sql.startswith(setting)][-1] == f"{setting}16777216)"
+            assert next(sql for sql in statements[fill:] if sql.startswith(setting)) == f"{setting}{before})"
+        assert (hashsize("bindings_words"), hashsize("bindings_grams")) == (1048576, 2097152)
+        assert keys(s, text="hashword 5999") == [f"ark:{A}/fk4hash5999"]
+        assert keys(s, target="hash/5999") == [f"ark:{A}/fk4hash5999"]
         _sqlite_index_sound(s)

@@ -127,6 +127,43 @@ _ROW_TRIGGERS: Final = {
 }
 
 
+#: FTS5's in-memory hash of pending terms (bytes) while :meth:`SqliteStore._bulk_insert` fills a full-text
+#: index; FTS5's default is 1 MB (``FTS5_DEFAULT_HASHSIZE``).  Each time the hash fills, FTS5 writes a
+#: segment, and the more segments, the more merging: filling both indexes for 100,000 bindings took
+#: 13.6–16.1 µs a row at 1 MB and 11.4–12.5 at 16 MB (docs/performance-notes.md).  The fill's statement
+#: holds at most this much more memory per index.
+_BULK_FTS_HASH: Final = 16 * 1024 * 1024
+#: FTS5's own default for ``hashsize``, what a table without the setting uses.
+_FTS_DEFAULT_HASH: Final = 1024 * 1024
+
+
+@contextmanager
+def _fts_hash(cur: Cursor, table: str, size: int) -> Iterator[None]:
+    """FTS5 table ``table``'s ``hashsize`` set to ``size`` inside (a setting FTS5 keeps in the table's
+    ``%_config`` table, so it is part of the transaction), then back to what it was.  An SQLite whose FTS5
+    does not know the setting is left as it is.
+
+    >>> conn = sqlite3.connect(":memory:")
+    >>> _ = conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    >>> with _fts_hash(conn.cursor(), "t", 1 << 24):
+    ...     conn.execute("SELECT v FROM t_config WHERE k = 'hashsize'").fetchone()
+    (16777216,)
+    >>> conn.execute("SELECT v FROM t_config WHERE k = 'hashsize'").fetchone()
+    (1048576,)
+    """
+    cur.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'")
+    found = cur.fetchone()
+    before = int(found[0]) if found is not None else _FTS_DEFAULT_HASH
+    setting = f"INSERT INTO {table} ({table}, rank) VALUES ('hashsize', ?)"
+    try:
+        cur.execute(setting, (size,))
+    except sqlite3.OperationalError:  # an FTS5 without the setting: fill as it is
+        yield
+        return
+    yield
+    cur.execute(setting, (before,))
+
+
 class SqliteStore(SqlStore):
     """A store in a SQLite file (or ``":memory:"``)."""
 
@@ -201,8 +238,9 @@ class SqliteStore(SqlStore):
             cur.execute(f"DROP TRIGGER {_NAAN_TRIGGER}")
         yield
         for table, column in (("bindings_words", "doc"), ("bindings_grams", "target")):
-            cur.execute(f"INSERT INTO {table} (rowid, {column}) SELECT rid, {column} "
-                        "FROM bindings_search_doc WHERE rid > ?", (highest,))  # fmt: skip
+            with _fts_hash(cur, table, _BULK_FTS_HASH):
+                cur.execute(f"INSERT INTO {table} (rowid, {column}) SELECT rid, {column} "
+                            "FROM bindings_search_doc WHERE rid > ?", (highest,))  # fmt: skip
         for name in names:
             cur.execute(f"DROP TRIGGER IF EXISTS {name}")
             cur.execute(found[name])
