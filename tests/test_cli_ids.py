@@ -93,13 +93,23 @@ XARK = json.loads((DATA / "xarkid.json").read_text())["vectors"]
 
 
 @pytest.mark.parametrize("vec", XARK, ids=lambda v: v["compact"])
-def test_convert_every_form(vec: dict[str, str]) -> None:
+def test_convert_every_form(vec: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """In-process (``main``: the same parser and command; the process around it is tested by ``run``
+    above and below), one conversion at a time."""
+
+    def convert(*args: str) -> str:
+        assert main(["convert", *args]) == 0
+        out, err = capsys.readouterr()
+        assert err == ""
+        return out.strip()
+
     for source in (vec["compact"], vec["guid"], vec["guid"].upper()):
-        assert run("convert", source, "--to", "compact").stdout.strip() == vec["compact"]
-        assert run("convert", source, "--to", "guid").stdout.strip() == vec["guid"]
-        assert run("convert", source, "--to", "hex").stdout.strip() == vec["guid"].replace("-", "")
-    assert run("convert", vec["guid"], "--to", "uid").stdout.strip() == vec["compact"]
-    assert run("convert", vec["compact"], "--to", "uid", "--gedcom7").stdout.strip() == vec["guid"]
+        assert convert(source, "--to", "compact") == vec["compact"]
+        assert convert(source, "--to", "guid") == vec["guid"]
+        assert convert(source, "--to", "hex") == vec["guid"].replace("-", "")
+    assert convert(vec["guid"], "--to", "uid") == vec["compact"]
+    assert convert(vec["compact"], "--to", "uid", "--gedcom7") == vec["guid"]
+    assert run("convert", vec["guid"], "--to", "compact").stdout.strip() == vec["compact"]  # and as a process
 
 
 def test_convert_paf_uid_to_guid_and_bad_input() -> None:
