@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pidkit.store import Store, open_store
+from pidkit.store import Scope, Search, Store, open_store
 from pidkit.store.records import ImportRejectedError
 from pidkit.store.sql import _IMPORT_CHUNK
 
@@ -183,3 +183,21 @@ def test_a_key_tombstoned_since_the_lookup_is_not_rebound(
     b = store.get_binding(key)
     assert b is not None and b.status == "tombstoned"
     assert _count(store) == 1
+
+
+def test_a_source_that_fails_half_way_writes_nothing(store: Store) -> None:
+    """The file becomes unreadable in its third chunk: the error is the import's, and nothing of the two
+    chunks written before stays."""
+
+    def failing() -> Iterator[str]:
+        yield from _lines(2 * _IMPORT_CHUNK + 10)
+        raise OSError("input/output error")
+
+    with pytest.raises(OSError, match="input/output error"):
+        store.import_jsonl(failing())
+    assert _count(store) == 0
+    assert store.history("ark", f"ark:{NAAN}/fk4s0") == []
+    assert store.import_jsonl(_lines(10)).created == 10  # the store takes the next import, and finds it
+    found = store.find_bindings(Scope(NAAN, admin=True), Search(target="example.org/9"))
+    assert [b.key for b in found.bindings] == [f"ark:{NAAN}/fk4s9"]
+
