@@ -175,6 +175,8 @@ def test_the_mapping_found_is_the_one_shared_mapping_of_the_files_start(tmp_path
         "7f0000004000-7f000000c000 rw-s 00000000 {dev} {ino}                    {path}",
         "7f0000010000-7f0000018000 rw-s 00000000 {dev} 1                    /elsewhere",  # another file
         "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]",
+        "not a line of the listing at all",
+        "zz-7f01 rw-s 00000000 {dev} {ino}                    {path}",  # not an address
     ])  # fmt: skip
     assert shared_mapping(str(target), maps=found) == 0x7F0000004000
 

@@ -69,20 +69,23 @@ def shared_mapping(path: str, *, maps: str = "/proc/self/maps") -> int | None:
             lines = listing.readlines()
     except OSError:
         return None
+    device = (os.major(st.st_dev), os.minor(st.st_dev))
     found: list[int] = []
     for line in lines:
-        # "start-end perms offset major:minor inode path" (proc(5))
+        # "start-end perms offset major:minor inode path" (proc(5)); a line not so is passed over
         fields = line.split(maxsplit=5)
-        if len(fields) < 6 or not fields[1].endswith("s") or int(fields[2], 16) != 0:
+        if len(fields) < 6 or not fields[1].endswith("s"):
             continue
         major, _, minor = fields[3].partition(":")
-        if int(fields[4]) != st.st_ino or (int(major, 16), int(minor, 16)) != (
-            os.major(st.st_dev), os.minor(st.st_dev)
-        ):
-            continue
         start, _, end = fields[0].partition("-")
-        if int(end, 16) - int(start, 16) >= WAL_HEADER_BYTES:
-            found.append(int(start, 16))
+        try:
+            place = (int(fields[2], 16), int(fields[4]), (int(major, 16), int(minor, 16)))
+            if place != (0, st.st_ino, device):  # offset, inode, device
+                continue
+            if int(end, 16) - int(start, 16) >= WAL_HEADER_BYTES:
+                found.append(int(start, 16))
+        except ValueError:
+            continue
     return found[0] if len(found) == 1 else None
 
 
