@@ -16,7 +16,8 @@ every size, against 100,000 in the same run); import at least 50,000 lines/s wit
 200 MB.  ``PIDKIT_BENCH_SCALE_SIZES`` (e.g. ``100000,1000000``) chooses the sizes; ``--quick`` runs
 100,000 only; ``PIDKIT_BENCH_SCALE_BUILD=0`` measures only the stores already built (a 10,000,000-line
 import takes 17 minutes on SQLite here and more than 45 on PostgreSQL).  PostgreSQL only when
-``PIDKIT_BENCH_POSTGRES_URL`` (or ``PIDKIT_TEST_POSTGRES_URL``) is set.
+``PIDKIT_BENCH_POSTGRES_URL`` (or ``PIDKIT_TEST_POSTGRES_URL``) is set; ``PIDKIT_BENCH_SCALE_BACKENDS``
+(``sqlite``, ``postgresql`` or both, comma-separated) measures only those.
 """
 
 from __future__ import annotations
@@ -68,6 +69,21 @@ def _sizes(quick: bool) -> list[int]:
     if given:
         return sorted({int(s.replace("_", "")) for s in given.split(",") if s.strip()})
     return [BASE] if quick else list(SIZES)
+
+
+def _backends() -> list[str]:
+    """The backends to measure: SQLite, and PostgreSQL when a server is given; ``PIDKIT_BENCH_SCALE_BACKENDS``
+    narrows them."""
+    found = ["sqlite"] + (["postgresql"] if _postgres_base() else [])
+    given = os.environ.get("PIDKIT_BENCH_SCALE_BACKENDS")
+    if not given:
+        return found
+    wanted = {b.strip() for b in given.split(",") if b.strip()}
+    if unknown := wanted - {"sqlite", "postgresql"}:
+        raise br.SkipError(f"PIDKIT_BENCH_SCALE_BACKENDS: unknown backend(s) {', '.join(sorted(unknown))}")
+    if "postgresql" in wanted and "postgresql" not in found:
+        raise br.SkipError("PIDKIT_BENCH_SCALE_BACKENDS: postgresql, but PIDKIT_BENCH_POSTGRES_URL is unset")
+    return [b for b in found if b in wanted]
 
 
 def _postgres_base() -> str | None:
@@ -260,7 +276,7 @@ def serve_round(built: Built, settings: br.Settings) -> Served:
 def run(quick: bool) -> list[Result]:
     """Build (or reuse) every store, then serve them in interleaved rounds; the rows of issue 18."""
     sizes = _sizes(quick)
-    backends = ["sqlite"] + (["postgresql"] if _postgres_base() else [])
+    backends = _backends()
     wrk = br.ensure_wrk()
     if wrk is None:
         raise br.SkipError("wrk is needed (Debian's wrk package)")
