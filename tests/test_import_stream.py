@@ -201,3 +201,71 @@ def test_a_source_that_fails_half_way_writes_nothing(store: Store) -> None:
     found = store.find_bindings(Scope(NAAN, admin=True), Search(target="example.org/9"))
     assert [b.key for b in found.bindings] == [f"ark:{NAAN}/fk4s9"]
 
+
+
+@pytest.fixture
+def postgres_store(new_postgres_url: Callable[[], str]) -> Iterator[Store]:
+    with open_store(new_postgres_url()) as s:
+        s.add_naan(NAAN)
+        yield s
+
+
+def test_postgres_reads_the_next_chunk_while_the_server_writes_the_last(
+    postgres_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL leaves each chunk's ``INSERT … SELECT`` running on the server (pipeline mode) while the
+    import reads and parses its next chunk; the connection leaves pipeline mode before the next
+    statement of the import, and after it."""
+    import psycopg
+
+    cursors: list[psycopg.Cursor[object]] = []
+    write = postgres_store._import_write  # type: ignore[attr-defined]
+
+    def recording(cur: psycopg.Cursor[object], *args: object) -> None:
+        cursors.append(cur)
+        write(cur, *args)
+
+    monkeypatch.setattr(postgres_store, "_import_write", recording)
+    seen: dict[int, psycopg.pq.PipelineStatus] = {}
+
+    def source() -> Iterator[str]:
+        for i, line in enumerate(_lines(BIG)):
+            if i % _IMPORT_CHUNK == _IMPORT_CHUNK - 1 and cursors:  # the last line of a chunk after the first
+                seen[i] = psycopg.pq.PipelineStatus(cursors[-1].connection.pgconn.pipeline_status)
+            yield line
+
+    assert postgres_store.import_jsonl(source()).created == BIG
+    assert seen == dict.fromkeys((2 * _IMPORT_CHUNK - 1, 3 * _IMPORT_CHUNK - 1), psycopg.pq.PipelineStatus.ON)
+    assert {psycopg.pq.PipelineStatus(c.connection.pgconn.pipeline_status) for c in cursors} == {
+        psycopg.pq.PipelineStatus.OFF
+    }
+    assert _count(postgres_store) == BIG
+
+
+@pytest.mark.parametrize("at", [_IMPORT_CHUNK + 17, BIG - 1], ids=["a middle chunk", "the last chunk"])
+def test_postgres_a_write_the_server_refuses_undoes_the_import(postgres_store: Store, at: int) -> None:
+    """The server fails one chunk's pipelined ``INSERT … SELECT`` (here a trigger refuses one key): the
+    error is the import's, raised when the import next waits for the server (after reading the next
+    chunk, or at the end); nothing of the import stays, and the store's connections work afterwards."""
+    import psycopg
+
+    store = postgres_store
+    refused = f"ark:{NAAN}/fk4s{at}"
+    with store._pool.connection() as conn:  # type: ignore[attr-defined]
+        conn.execute(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'refused by the test: %', NEW.key; END $$"
+        )
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON bindings FOR EACH ROW "
+            f"WHEN (NEW.key = '{refused}') EXECUTE FUNCTION refuse()"
+        )
+    with pytest.raises(psycopg.errors.RaiseException, match=f"refused by the test: {refused}"):
+        store.import_jsonl(_lines(BIG))
+    assert _count(store) == 0
+    assert store.history("ark", f"ark:{NAAN}/fk4s0") == []
+    with store._pool.connection() as conn:  # type: ignore[attr-defined]
+        conn.execute("DROP TRIGGER refuse ON bindings")
+    report = store.import_jsonl(_lines(BIG))  # every pooled connection is out of pipeline mode
+    assert report.created == BIG and _count(store) == BIG
+    assert [h.operation for h in store.history("ark", refused)] == ["import"]

@@ -1059,7 +1059,11 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         """:meth:`import_jsonl`'s one transaction (a dry run ends it with :class:`_DryRunDoneError`)."""
         problems: list[tuple[int, str]] = []
         lines = created = updated = 0
-        with self._transaction(write=True) as cur, ExitStack() as bulk:
+        history: list[tuple[Any, ...]] = []  # the last chunk's history rows, written once its write ended
+        # ``writing``: the last chunk's write while the server may still be running it (a backend may leave
+        # it there: PostgreSQL's pipeline); closed before the import's next statement, so the next chunk
+        # is read and parsed meanwhile.  Innermost: on an error it ends before the transaction does.
+        with self._transaction(write=True) as cur, ExitStack() as bulk, ExitStack() as writing:
             locked: set[str] = set()
             admission = _ArkAdmission(self, cur)
             for chunk in _numbered_chunks(fp, _IMPORT_CHUNK):
@@ -1074,17 +1078,24 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     except PidkitError as exc:
                         problems.append((number, str(exc)))
                 lines = chunk[-1][0]
+                writing.close()  # the last chunk's write has ended (a refused line is raised here)
+                if history:
+                    self._insert_history(cur, history)  # one executemany / COPY per chunk of the import
+                    history = []
                 if problems:
                     continue  # nothing more is written; the rest is only read, for its bad lines
                 naans = sorted({row.naan for _, row in rows if row.kind == "ark" and row.naan} - locked)
                 for naan in naans:
                     self._lock_naan(cur, naan)  # in one order within a chunk
                 locked.update(naans)
-                done = self._import_chunk(cur, rows, owner, stamp, problems, admission, force=force)
+                done = self._import_chunk(cur, rows, owner, stamp, problems, admission, writing, force=force)
                 created += done.created
                 updated += done.updated
                 if not problems:
-                    self._import_history(cur, at, who, done)
+                    history = self._import_history(at, who, done)  # made while the server writes
+            writing.close()
+            if history:
+                self._insert_history(cur, history)
             if problems:
                 raise ImportRejectedError(sorted(problems), overridable=admission.refused)
             if dry_run:
@@ -1099,13 +1110,15 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         stamp: _dt.datetime,
         problems: list[tuple[int, str]],
         admission: _ArkAdmission,
+        writing: ExitStack,
         *,
         force: bool,
     ) -> _ImportChunk:
         """Apply one chunk of parsed lines in order and write it unless a line is refused (appended to
         ``problems``); return what it wrote, over what, and the counts.  A new ARK binding must pass
         ``admission`` (its NAAN registered, its check character right: the rule :meth:`bind` applies);
-        ``force`` writes it anyway and records the override."""
+        ``force`` writes it anyway and records the override.  The bindings are written last, by
+        :meth:`_import_write`, which may leave its end on ``writing``."""
         # What the store holds now (earlier chunks of this import included), a statement per _CHUNK
         # keys; then updated as the lines are applied in order, so a later line sees an earlier one (a
         # key imported twice is created once, then updated).
@@ -1155,15 +1168,16 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 updated += 1
         problems += self._held_public(cur, list(writes.values()))
         if not problems:
-            self._import_write(cur, list(writes.values()), stored)
             if overrides:
                 cur.executemany(self._q("INSERT INTO overrides (kind, key, reason, at) VALUES (?, ?, ?, ?)"),
                                 overrides)  # fmt: skip
+            self._import_write(cur, list(writes.values()), stored, writing)
         return _ImportChunk(stored, writes, created, updated)
 
-    def _import_history(self, cur: Cursor, at: str | None, who: str, done: _ImportChunk) -> None:
-        """One ``import`` history row per binding a chunk wrote (its fields before and after)."""
-        history: list[tuple[str, str | None, str, str, str, str, str | None, str | None]] = []
+    @staticmethod
+    def _import_history(at: str | None, who: str, done: _ImportChunk) -> list[tuple[Any, ...]]:
+        """The chunk's ``import`` history rows: one per binding it wrote (its fields before and after)."""
+        history: list[tuple[Any, ...]] = []
         original = done.original
         for hid, (pair, (_, row)) in zip(history_ids(len(done.writes)), done.writes.items(), strict=True):
             before = original.get(pair)
@@ -1173,8 +1187,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 continue
             old, new = changed_fields(before, row.binding)
             history.append((hid, at, who, "import", row.kind, row.key, history_json(old), history_json(new)))
-        if history:
-            self._insert_history(cur, history)  # one executemany / COPY per chunk of the import
+        return history
 
     def _held_public(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> list[tuple[int, str]]:
         """The lines among ``writes`` that would make a held ARK public (a chunk of ids per statement)."""
@@ -1230,11 +1243,17 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return cur.fetchall()
 
     def _import_write(
-        self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]], stored: Mapping[tuple[str, str], Binding]
+        self,
+        cur: Cursor,
+        writes: Sequence[tuple[int, ImportRow]],
+        stored: Mapping[tuple[str, str], Binding],
+        writing: ExitStack,
     ) -> None:
         """Write the rows ``writes`` (``(line, row)``, one per key), a chunk per ``executemany``: a key
         ``stored`` lacks (the lookup found none) by a plain insert, the others by the upsert with its
-        tombstone guard.
+        tombstone guard.  Here the writes end before this returns; a backend may instead leave them
+        running on the server and push their end (waiting for them, checking what they wrote) on
+        ``writing``, which the import closes before its next statement.
 
         The plain insert (``ON CONFLICT DO NOTHING``) is the common case of an import and costs less than
         half the upsert on SQLite: an upsert carries the binding's ``UPDATE`` triggers (the full-text
