@@ -15,7 +15,7 @@ Goals (issue 18): resolution at 10,000,000 bindings at least 0.95 of the rate at
 every size, against 100,000 in the same run); import at least 50,000 lines/s with a peak RSS of at most
 200 MB.  ``PIDKIT_BENCH_SCALE_SIZES`` (e.g. ``100000,1000000``) chooses the sizes; ``--quick`` runs
 100,000 only; ``PIDKIT_BENCH_SCALE_BUILD=0`` measures only the stores already built (a 10,000,000-line
-import takes 17 minutes on SQLite here and more than 45 on PostgreSQL).  PostgreSQL only when
+import takes 17 minutes on SQLite here and 92 on PostgreSQL).  PostgreSQL only when
 ``PIDKIT_BENCH_POSTGRES_URL`` (or ``PIDKIT_TEST_POSTGRES_URL``) is set; ``PIDKIT_BENCH_SCALE_BACKENDS``
 (``sqlite``, ``postgresql`` or both, comma-separated) measures only those.
 """
