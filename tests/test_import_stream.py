@@ -203,15 +203,9 @@ def test_a_source_that_fails_half_way_writes_nothing(store: Store) -> None:
 
 
 
-@pytest.fixture
-def postgres_store(new_postgres_url: Callable[[], str]) -> Iterator[Store]:
-    with open_store(new_postgres_url()) as s:
-        s.add_naan(NAAN)
-        yield s
-
-
+@pytest.mark.parametrize("store", ["postgres"], indirect=True)
 def test_postgres_reads_the_next_chunk_while_the_server_writes_the_last(
-    postgres_store: Store, monkeypatch: pytest.MonkeyPatch
+    store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PostgreSQL leaves each chunk's ``INSERT … SELECT`` running on the server (pipeline mode) while the
     import reads and parses its next chunk; the connection leaves pipeline mode before the next
@@ -219,13 +213,13 @@ def test_postgres_reads_the_next_chunk_while_the_server_writes_the_last(
     import psycopg
 
     cursors: list[psycopg.Cursor[object]] = []
-    write = postgres_store._import_write  # type: ignore[attr-defined]
+    write = store._import_write  # type: ignore[attr-defined]
 
     def recording(cur: psycopg.Cursor[object], *args: object) -> None:
         cursors.append(cur)
         write(cur, *args)
 
-    monkeypatch.setattr(postgres_store, "_import_write", recording)
+    monkeypatch.setattr(store, "_import_write", recording)
     seen: dict[int, psycopg.pq.PipelineStatus] = {}
 
     def source() -> Iterator[str]:
@@ -234,22 +228,22 @@ def test_postgres_reads_the_next_chunk_while_the_server_writes_the_last(
                 seen[i] = psycopg.pq.PipelineStatus(cursors[-1].connection.pgconn.pipeline_status)
             yield line
 
-    assert postgres_store.import_jsonl(source()).created == BIG
+    assert store.import_jsonl(source()).created == BIG
     assert seen == dict.fromkeys((2 * _IMPORT_CHUNK - 1, 3 * _IMPORT_CHUNK - 1), psycopg.pq.PipelineStatus.ON)
     assert {psycopg.pq.PipelineStatus(c.connection.pgconn.pipeline_status) for c in cursors} == {
         psycopg.pq.PipelineStatus.OFF
     }
-    assert _count(postgres_store) == BIG
+    assert _count(store) == BIG
 
 
+@pytest.mark.parametrize("store", ["postgres"], indirect=True)
 @pytest.mark.parametrize("at", [_IMPORT_CHUNK + 17, BIG - 1], ids=["a middle chunk", "the last chunk"])
-def test_postgres_a_write_the_server_refuses_undoes_the_import(postgres_store: Store, at: int) -> None:
+def test_postgres_a_write_the_server_refuses_undoes_the_import(store: Store, at: int) -> None:
     """The server fails one chunk's pipelined ``INSERT … SELECT`` (here a trigger refuses one key): the
     error is the import's, raised when the import next waits for the server (after reading the next
     chunk, or at the end); nothing of the import stays, and the store's connections work afterwards."""
     import psycopg
 
-    store = postgres_store
     refused = f"ark:{NAAN}/fk4s{at}"
     with store._pool.connection() as conn:  # type: ignore[attr-defined]
         conn.execute(

@@ -1064,6 +1064,15 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         # it there: PostgreSQL's pipeline); closed before the import's next statement, so the next chunk
         # is read and parsed meanwhile.  Innermost: on an error it ends before the transaction does.
         with self._transaction(write=True) as cur, ExitStack() as bulk, ExitStack() as writing:
+
+            def settle() -> None:
+                """Wait for the last chunk's write (a refused line is raised here), then add its history."""
+                nonlocal history
+                writing.close()
+                if history:
+                    self._insert_history(cur, history)  # one executemany / COPY per chunk of the import
+                    history = []
+
             locked: set[str] = set()
             admission = _ArkAdmission(self, cur)
             for chunk in _numbered_chunks(fp, _IMPORT_CHUNK):
@@ -1078,10 +1087,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     except PidkitError as exc:
                         problems.append((number, str(exc)))
                 lines = chunk[-1][0]
-                writing.close()  # the last chunk's write has ended (a refused line is raised here)
-                if history:
-                    self._insert_history(cur, history)  # one executemany / COPY per chunk of the import
-                    history = []
+                settle()
                 if problems:
                     continue  # nothing more is written; the rest is only read, for its bad lines
                 naans = sorted({row.naan for _, row in rows if row.kind == "ark" and row.naan} - locked)
@@ -1093,9 +1099,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 updated += done.updated
                 if not problems:
                     history = self._import_history(at, who, done)  # made while the server writes
-            writing.close()
-            if history:
-                self._insert_history(cur, history)
+            settle()
             if problems:
                 raise ImportRejectedError(sorted(problems), overridable=admission.refused)
             if dry_run:
