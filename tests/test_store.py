@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
 import random
+import secrets
 import signal
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -87,25 +89,113 @@ def test_fresh_store_is_at_latest_schema(url: str) -> None:
     assert [r[0] for r in rows] == [m.version for m in load_migrations()]  # every one shipped, no more
 
 
+def _statements(store: Store, call: Callable[[], object]) -> list[tuple[str, tuple[object, ...]]]:
+    """The SQL statements (as the driver gets them) and parameters ``call`` runs on ``store``."""
+    assert isinstance(store, SqlStore)
+    seen: list[tuple[str, tuple[object, ...]]] = []
+    run = store._exec
+
+    def recording(cur: object, sql: str, params: Sequence[object] = ()) -> object:
+        seen.append((sql, tuple(params)))
+        return run(cur, sql, params)  # type: ignore[arg-type]
+
+    store._exec = recording  # type: ignore[method-assign]
+    try:
+        call()
+    finally:
+        del store._exec
+    return seen
+
+
+def _plan(store: Store, sql: str, params: tuple[object, ...]) -> str:
+    """The plan the database makes for ``sql`` (PostgreSQL: told not to read the table whole, so that
+    on a small table it still shows which index would give the order)."""
+    if store.backend == "sqlite":
+        return " ".join(str(r[-1]) for r in _raw(store, "EXPLAIN QUERY PLAN " + sql, params))
+    assert isinstance(store, SqlStore)
+    with store._transaction(write=False) as cur:
+        cur.execute("SET LOCAL enable_seqscan = off")
+        cur.execute("EXPLAIN " + store._q(sql), params)
+        return " ".join(str(r[0]) for r in cur.fetchall())
+
+
 def test_the_changes_index_serves_list_changed(url: str) -> None:
-    """Migrations 0005 and 0008: list_changed's filter and order are served by an index on both backends.
-    SQLite's plan for its query reads bindings_by_updated (kind, updated, key, …) with no separate sort
-    for ORDER BY updated, key, and migration 0005's narrower bindings_by_update (kind, updated, key) is
-    gone there; PostgreSQL keeps it (its bindings_by_updated sorts the key by COLLATE "C")."""
+    """Migrations 0005, 0008 and 0009: list_changed's filter and order are served by one index on both
+    backends.  The plan of the statement list_changed runs reads bindings_by_updated (kind, updated,
+    key, …) with no separate sort for its ORDER BY, and migration 0005's narrower bindings_by_update
+    (kind, updated, key) is gone (SQLite: 0008; PostgreSQL: 0009, once list_changed ordered keys by
+    code point, as bindings_by_updated does)."""
+    import datetime as dt
+
     with open_store(url) as s:
+        s.add_naan(NAAN)
+        since = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+        for after in (None, (since, f"ark:{NAAN}/x")):
+            [(sql, params)] = _statements(s, functools.partial(s.list_changed, since=since, after=after,
+                                                               limit=10))
+            plan = _plan(s, sql, params)
+            assert "bindings_by_updated" in plan, plan
+            assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
         if s.backend == "sqlite":
             names = _raw(s, "SELECT name FROM sqlite_master WHERE type = 'index'")
-            plan = " ".join(str(r[-1]) for r in _raw(
-                s, "EXPLAIN QUERY PLAN SELECT key FROM bindings WHERE kind = 'ark' AND status IN ('public') "
-                   "AND updated >= '2024' ORDER BY updated, key LIMIT 10"))
-            assert "bindings_by_updated" in plan and "TEMP B-TREE" not in plan, plan
-            assert ("bindings_by_update",) not in names and ("bindings_by_updated",) in names
         else:
             names = _raw(s, "SELECT indexname FROM pg_indexes WHERE tablename = 'bindings' "
                             "AND schemaname = current_schema()")
-            assert ("bindings_by_update",) in names
+        assert ("bindings_by_update",) not in names and ("bindings_by_updated",) in names
         assert _raw(s, "SELECT name FROM schema_version WHERE version = 5") == [("changes_index",)]
         assert _raw(s, "SELECT name FROM schema_version WHERE version = 8") == [("leaner_indexes",)]
+        assert _raw(s, "SELECT name FROM schema_version WHERE version = 9") == [("code_point_order",)]
+
+
+def test_lists_order_keys_by_code_point_whatever_the_collation(postgres_url: str) -> None:
+    """Migration 0009: on a PostgreSQL database whose collation is not code point order (ICU en-US:
+    a < B < b), a list of bindings and the changes feed still give keys in code point order (B < a < b),
+    as SQLite and a Find do, and their cursors walk every key once.  So a cursor stays good when a store
+    moves between backends or databases.  A list under a NAAN and shoulder reads the order from
+    bindings_by_naan, made again in that order."""
+    import datetime as dt
+    import urllib.parse
+
+    import psycopg
+
+    name = f"pidkit_test_icu_{secrets.token_hex(4)}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' "
+                      "LOCALE 'C.UTF-8'")
+    try:
+        url = urllib.parse.urlsplit(postgres_url)._replace(path=f"/{name}").geturl()
+        with psycopg.connect(url) as conn:  # the premise: this database's own order is not code points
+            assert conn.execute("SELECT 'B' < 'a', 'a' < 'B'").fetchone() == (False, True)
+        names = ["fk4b", "fk4B", "fk4a", "fk4A1", "fk4a1", "fk4Z", "fk4z", "fk40"]
+        keys = sorted(f"ark:{NAAN}/{n}" for n in names)  # code point order
+        assert keys != sorted(keys, key=str.lower)  # … which differs from a case-blind one
+        with open_store(url) as s:
+            s.add_naan(NAAN, shoulders=["fk4"])
+            s.import_jsonl(json.dumps({"text": k, "target": f"https://example.org/{k[-4:]}"})
+                           for k in reversed(keys))  # one import: one updated time for all
+            for scope in ({}, {"naan": NAAN}, {"naan": NAAN, "shoulder": "fk4"}):
+                assert [b.key for b in s.list_bindings(**scope, limit=100)] == keys
+                walked: list[str] = []
+                after: str | None = None
+                while page := s.list_bindings(**scope, after=after, limit=3):
+                    walked += [b.key for b in page]
+                    after = page[-1].key
+                assert walked == keys, scope
+            changed = s.list_changed(limit=100)
+            assert [b.key for b in changed] == keys and len({b.updated for b in changed}) == 1
+            walked = []
+            cursor: tuple[dt.datetime, str] | None = None
+            while page := s.list_changed(after=cursor, limit=3):
+                walked += [b.key for b in page]
+                assert page[-1].updated is not None
+                cursor = (page[-1].updated, page[-1].key)
+            assert walked == keys
+            [(sql, params)] = _statements(s, lambda: s.list_bindings(NAAN, shoulder="fk4", limit=3))
+            plan = _plan(s, sql, params)
+            assert "bindings_by_naan" in plan and "Sort" not in plan, plan
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def test_reopen_keeps_data_and_does_not_migrate_again(url: str) -> None:

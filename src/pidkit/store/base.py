@@ -404,8 +404,9 @@ class Store(abc.ABC):
         after: str | None = None,
         limit: int = 100,
     ) -> list[Binding]:
-        """Bindings of ``kind`` (optionally under ``naan`` / ``shoulder``) ordered by key, the first
-        ``limit`` with key greater than ``after`` (keyset pagination: pass the last key seen)."""
+        """Bindings of ``kind`` (optionally under ``naan`` / ``shoulder``) ordered by key in code point
+        order (on every backend, whatever a database's collation), the first ``limit`` with key greater
+        than ``after`` (keyset pagination: pass the last key seen)."""
 
     @abc.abstractmethod
     def list_changed(
@@ -419,7 +420,8 @@ class Store(abc.ABC):
         statuses: Sequence[str] = STATUSES,
         limit: int = 100,
     ) -> list[Binding]:
-        """ARK bindings in the order of their last change: by ``(updated, key)``, the first ``limit`` past
+        """ARK bindings in the order of their last change: by ``(updated, key)`` (keys in code point
+        order, as :meth:`list_bindings`), the first ``limit`` past
         ``after`` (keyset pagination: pass the ``(updated, key)`` of the last one seen — a binding
         changed meanwhile moves past the end, so a walk never skips one), optionally under ``naan`` /
         ``shoulder``, changed in ``since`` … ``until`` (both inclusive), with a status in ``statuses``.

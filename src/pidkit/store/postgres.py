@@ -85,6 +85,7 @@ class PostgresStore(SqlStore):
     backend = "postgresql"
     #: Rows a write reads to decide are locked until it commits.
     _for_update = " FOR UPDATE"
+    _code_point_order = ' COLLATE "C"'
 
     #: psycopg's ``prepare_threshold`` for the pooled connections: ``None``, never prepare.  A
     #: prepared statement's generic plan is made once per connection, on the statistics of that moment:

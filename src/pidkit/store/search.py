@@ -270,6 +270,7 @@ class SqlSearch:
     """:meth:`find_bindings` for :class:`~pidkit.store.sql.SqlStore` (a mixin)."""
 
     backend: str
+    _code_point_order: str
 
     if TYPE_CHECKING:
 
@@ -280,7 +281,7 @@ class SqlSearch:
     def _key(self) -> str:
         """The key as a Find orders it: code point order on both backends (PostgreSQL's ``COLLATE "C"``,
         whatever the database's collation; SQLite's BINARY)."""
-        return 'b.key COLLATE "C"' if self.backend == "postgresql" else "b.key"
+        return f"b.key{self._code_point_order}"
 
     def _filters(
         self, cur: Any, scope: Scope, search: Search, *, after: str | None, before: str | None

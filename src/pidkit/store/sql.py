@@ -647,6 +647,10 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
 
     #: What a backend appends to a SELECT to lock the rows it reads (PostgreSQL: `` FOR UPDATE``).
     _for_update: str = ""
+    #: What a backend appends to a key column so that it compares and sorts in code point order, the
+    #: one order of keys on every backend (a Find, a list, the changes feed and their cursors): SQLite's
+    #: BINARY is that order already; PostgreSQL's database collation need not be (``COLLATE "C"``).
+    _code_point_order: str = ""
 
     def _held(self, cur: Cursor, naan: str | None, key: str) -> bool:
         """True if the ARK ``key`` (under ``naan``) is held: never minted, and never public."""
@@ -952,14 +956,15 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         if shoulder is not None:
             clauses.append("shoulder = ?")
             params.append(shoulder)
+        key = f"key{self._code_point_order}"
         if after is not None:
-            clauses.append("key > ?")
+            clauses.append(f"{key} > ?")
             params.append(check_text(after, "after"))
         params.append(limit)
         with self._transaction(write=False) as cur:
             self._exec(
                 cur,
-                f"SELECT {BINDING_COLS} FROM bindings WHERE {' AND '.join(clauses)} ORDER BY key LIMIT ?",
+                f"SELECT {BINDING_COLS} FROM bindings WHERE {' AND '.join(clauses)} ORDER BY {key} LIMIT ?",
                 params,
             )
             return [binding_from_row(row) for row in cur.fetchall()]
@@ -996,14 +1001,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             params.append(stored_time(until))
         if after is not None:
             stamp = stored_time(after[0])
-            clauses.append("(updated > ? OR (updated = ? AND key > ?))")
+            clauses.append(f"(updated > ? OR (updated = ? AND key{self._code_point_order} > ?))")
             params += [stamp, stamp, check_text(after[1], "after")]
         params.append(limit)
         with self._transaction(write=False) as cur:
             self._exec(
                 cur,
                 f"SELECT {BINDING_COLS} FROM bindings WHERE {' AND '.join(clauses)} "
-                "ORDER BY updated, key LIMIT ?",
+                f"ORDER BY updated, key{self._code_point_order} LIMIT ?",
                 params,
             )
             return [binding_from_row(row) for row in cur.fetchall()]

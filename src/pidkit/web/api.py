@@ -442,7 +442,8 @@ def list_bindings(
     after: Annotated[str | None, Query(max_length=4096)] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
 ) -> dict[str, Any]:
-    """List the ARKs bound under a NAAN (or one shoulder of it), in key order, ``limit`` at a time."""
+    """List the ARKs bound under a NAAN (or one shoulder of it), in key order (code point order, on
+    every backend), ``limit`` at a time."""
     try:
         naan = _read_naan(naan)
     except ValueError as exc:
