@@ -152,7 +152,8 @@ def test_lists_order_keys_by_code_point_whatever_the_collation(postgres_url: str
     a < B < b), a list of bindings and the changes feed still give keys in code point order (B < a < b),
     as SQLite and a Find do, and their cursors walk every key once.  So a cursor stays good when a store
     moves between backends or databases.  A list under a NAAN and shoulder reads the order from
-    bindings_by_naan, made again in that order."""
+    bindings_by_naan, made again in that order.  Overrides made at one time are listed in that order
+    too."""
     import datetime as dt
     import urllib.parse
 
@@ -193,6 +194,11 @@ def test_lists_order_keys_by_code_point_whatever_the_collation(postgres_url: str
             [(sql, params)] = _statements(s, lambda: s.list_bindings(NAAN, shoulder="fk4", limit=3))
             plan = _plan(s, sql, params)
             assert "bindings_by_naan" in plan and "Sort" not in plan, plan
+            forced = sorted(f"ark:12345/{n}" for n in ("b", "B", "a", "Z"))  # NAAN 12345: not registered
+            lines = (json.dumps({"text": k, "target": "https://example.org/f"}) for k in reversed(forced))
+            s.import_jsonl(lines, force=True)
+            overrides = s.list_overrides()
+            assert [o.key for o in overrides] == forced and len({o.at for o in overrides}) == 1
     finally:
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

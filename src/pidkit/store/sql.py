@@ -741,14 +741,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return True, [(name, template) for name, template in cur.fetchall()]
 
     def list_overrides(self, ark: str | None = None) -> list[Override]:
-        """Bindings made with ``force``, oldest first."""
+        """Bindings made with ``force``, oldest first (keys of one time in code point order)."""
         sql = "SELECT kind, key, reason, at FROM overrides"
         params: tuple[str, ...] = ()
         if ark is not None:
             sql += " WHERE kind = 'ark' AND key = ?"
             params = (ark_key(_lookup(ark)).key,)
         with self._transaction(write=False) as cur:
-            self._exec(cur, sql + " ORDER BY at, key", params)
+            self._exec(cur, sql + f" ORDER BY at, key{self._code_point_order}", params)
             return [Override(r[0], r[1], r[2], time_from_stored(r[3])) for r in cur.fetchall()]
 
     def bind(
