@@ -90,7 +90,8 @@ def test_fresh_store_is_at_latest_schema(url: str) -> None:
 
 
 def _statements(store: Store, call: Callable[[], object]) -> list[tuple[str, tuple[object, ...]]]:
-    """The SQL statements (as the driver gets them) and parameters ``call`` runs on ``store``."""
+    """The SQL statements (in the store's portable spelling, ``?`` placeholders) and parameters ``call``
+    runs on ``store``."""
     assert isinstance(store, SqlStore)
     seen: list[tuple[str, tuple[object, ...]]] = []
     run = store._exec
