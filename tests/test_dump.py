@@ -18,6 +18,7 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
+from _schema import schema_objects
 from pidkit.errors import ExhaustedError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import Erc, Store, open_store
@@ -501,31 +502,6 @@ def test_read_rows_in_order_then_the_bad_line() -> None:
     assert info.value.line == n + 3
 
 
-def _schema_objects(url: str) -> list[tuple[str, ...]]:
-    """Every index and trigger of the store's tables, as the database describes them (SQLite's
-    sqlite_master; PostgreSQL's pg_indexes and pg_trigger of the store's schema)."""
-    if url.startswith("sqlite:///"):
-        import sqlite3
-
-        lite = sqlite3.connect(url[len("sqlite:///") :])
-        try:
-            return lite.execute("SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master "
-                                "WHERE type IN ('index', 'trigger') ORDER BY 1, 2").fetchall()  # fmt: skip
-        finally:
-            lite.close()
-    import psycopg
-
-    with psycopg.connect(url) as conn:
-        indexes = conn.execute("SELECT 'index', indexname, tablename, indexdef FROM pg_indexes "
-                               "WHERE schemaname = current_schema() ORDER BY 2").fetchall()  # fmt: skip
-        triggers = conn.execute(
-            "SELECT 'trigger', t.tgname, c.relname, pg_get_triggerdef(t.oid) FROM pg_trigger t "
-            "JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal "
-            "AND c.relnamespace = current_schema()::regnamespace ORDER BY 2"
-        ).fetchall()
-    return [tuple(r) for r in indexes + triggers]
-
-
 def test_restore_keeps_every_index_and_trigger(new_url: Callable[[], str]) -> None:
     """A restore into an empty store builds what it defers (SQLite's full-text index, PostgreSQL's
     secondary indexes) again at its end exactly as the migrations made them — and a restore refused
@@ -538,12 +514,12 @@ def test_restore_keeps_every_index_and_trigger(new_url: Callable[[], str]) -> No
         lines = _dump(source)
     url = new_url()
     with open_store(url) as copy:
-        made = _schema_objects(url)
+        made = schema_objects(url)
         assert any(row[0] == "index" and row[2] == "bindings" for row in made)
         with pytest.raises(StoreError) as info:
             copy.restore([*lines, '{"table": "holds"}\n'])
         assert info.value.line == len(lines) + 1
-        assert _schema_objects(url) == made and _dump(copy)[1:] == []
+        assert schema_objects(url) == made and _dump(copy)[1:] == []
         copy.restore(lines)
-        assert _schema_objects(url) == made
+        assert schema_objects(url) == made
         assert _dump(copy)[1:] == lines[1:]

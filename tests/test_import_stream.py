@@ -8,12 +8,14 @@ transaction; these tests use files of several chunks, on both backends.  Killing
 from __future__ import annotations
 
 import json
+import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from _schema import schema_objects
 from pidkit.store import Scope, Search, Store, open_store
 from pidkit.store.records import ImportRejectedError
 from pidkit.store.sql import _IMPORT_CHUNK
@@ -24,12 +26,16 @@ BIG = 3 * _IMPORT_CHUNK + 1234
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a new store on each backend."""
     if request.param == "postgres":
         new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        url = new_url()
-    else:
-        url = f"sqlite:///{tmp_path / 'store.db'}"
+        return new_url()
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture
+def store(url: str) -> Iterator[Store]:
     with open_store(url) as s:
         s.add_naan(NAAN)
         yield s
@@ -203,7 +209,7 @@ def test_a_source_that_fails_half_way_writes_nothing(store: Store) -> None:
 
 
 
-@pytest.mark.parametrize("store", ["postgres"], indirect=True)
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
 def test_postgres_reads_the_next_chunk_while_the_server_writes_the_last(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -236,7 +242,7 @@ def test_postgres_reads_the_next_chunk_while_the_server_writes_the_last(
     assert _count(store) == BIG
 
 
-@pytest.mark.parametrize("store", ["postgres"], indirect=True)
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
 @pytest.mark.parametrize("at", [_IMPORT_CHUNK + 17, BIG - 1], ids=["a middle chunk", "the last chunk"])
 def test_postgres_a_write_the_server_refuses_undoes_the_import(store: Store, at: int) -> None:
     """The server fails one chunk's pipelined ``INSERT … SELECT`` (here a trigger refuses one key): the
@@ -263,3 +269,107 @@ def test_postgres_a_write_the_server_refuses_undoes_the_import(store: Store, at:
     report = store.import_jsonl(_lines(BIG))  # every pooled connection is out of pipeline mode
     assert report.created == BIG and _count(store) == BIG
     assert [h.operation for h in store.history("ark", refused)] == ["import"]
+
+
+def test_a_big_import_into_a_store_without_bindings_keeps_its_indexes(url: str, store: Store) -> None:
+    """Into a store without bindings a big import loads its rows first and indexes them at its end, as a
+    restore into an empty store does (PostgreSQL drops the secondary indexes of ``bindings`` and
+    ``history`` in the import's transaction and makes them again from their definitions): afterwards
+    the database holds the same indexes and triggers as before, they find the imported rows, and an
+    import refused in a late chunk rolls the drop back with its rows."""
+    made = schema_objects(url)
+    assert any(row[0] == "index" and row[2] == "history" for row in made)
+    lines = list(_lines(BIG))
+    with pytest.raises(ImportRejectedError):
+        store.import_jsonl(iter([*lines[:-1], "{not json\n"]))
+    assert schema_objects(url) == made and _count(store) == 0
+    assert store.import_jsonl(iter(lines)).created == BIG
+    assert schema_objects(url) == made
+    found = store.find_bindings(Scope(NAAN, admin=True), Search(target=f"example.org/{BIG - 7}"))
+    assert [b.key for b in found.bindings] == [f"ark:{NAAN}/fk4s{BIG - 7}"]
+    assert [h.operation for h in store.history("ark", f"ark:{NAAN}/fk4s{BIG - 1}")] == ["import"]
+    assert len(store.list_changed(naan=NAAN, shoulder="fk4", limit=3)) == 3
+
+
+def _loads(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The tables of every load that builds indexes after its rows (``_load_empty``) ``store`` enters."""
+    entered: list[tuple[str, ...]] = []
+    load = store._load_empty  # type: ignore[attr-defined]
+
+    def recording(cur: object, tables: tuple[str, ...]) -> object:
+        entered.append(tuple(tables))
+        return load(cur, tables)
+
+    monkeypatch.setattr(store, "_load_empty", recording)
+    return entered
+
+
+def test_only_a_big_import_into_a_store_without_bindings_defers_its_indexes(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store with bindings keeps its indexes through an import (making them again would cost more than
+    the import, and lock the tables it serves from), and so does a store through a small import."""
+    entered = _loads(store, monkeypatch)
+    with pytest.raises(ImportRejectedError):  # small, and refused: the store stays without bindings
+        store.import_jsonl(iter([*_lines(_IMPORT_CHUNK - 2, "fk4a"), "[]\n"]))
+    assert entered == [] and _count(store) == 0
+    store.import_jsonl(_lines(BIG, "fk4b"))
+    assert entered == [("bindings", "history")]
+    store.import_jsonl(_lines(BIG, "fk4c"))
+    assert entered == [("bindings", "history")] and _count(store) == 2 * BIG
+
+
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+def test_postgres_two_big_imports_that_both_found_no_bindings_both_succeed(
+    url: str, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two big imports into a store without bindings, at once: both find it so before either drops an
+    index (a barrier holds each until the other has looked).  The look leaves no lock behind, so the
+    second import waits for the first's exclusive lock and then goes on; had each kept the shared lock
+    of its look, each would wait for the other (PostgreSQL fails one of them: deadlock detected)."""
+    made = schema_objects(url)
+    barrier = threading.Barrier(2, timeout=30)
+    load = store._load_empty  # type: ignore[attr-defined]
+
+    def after_both_looked(cur: object, tables: tuple[str, ...]) -> object:
+        barrier.wait()
+        return load(cur, tables)
+
+    monkeypatch.setattr(store, "_load_empty", after_both_looked)
+    errors: list[BaseException] = []
+
+    def run(prefix: str) -> None:
+        try:
+            store.import_jsonl(_lines(BIG, prefix))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(p,)) for p in ("fk4a", "fk4b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == [] and _count(store) == 2 * BIG
+    assert schema_objects(url) == made
+
+
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+def test_postgres_a_read_during_the_first_big_import_waits_for_it(store: Store) -> None:
+    """While the first big import into a store holds its tables (their indexes dropped), a lookup waits
+    for its commit and then finds the imported binding, instead of answering that it does not exist."""
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.append(store.get_binding(f"ark:{NAAN}/fk4s0")))
+    waited: list[bool] = []
+
+    def source() -> Iterator[str]:
+        for i, line in enumerate(_lines(BIG)):
+            if i == 2 * _IMPORT_CHUNK:  # the first chunk is written, the tables held
+                reader.start()
+                reader.join(1.0)
+                waited.append(reader.is_alive())
+            yield line
+
+    assert store.import_jsonl(source()).created == BIG
+    reader.join(30)
+    assert waited == [True]
+    assert len(found) == 1 and getattr(found[0], "target", None) == "https://example.org/0"

@@ -41,7 +41,7 @@ from ..errors import StoreError
 from .jsonl import ImportRow
 from .keys import ArkKey
 from .records import Binding
-from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, TABLES, Table, binding_from_row
+from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
 from .sql import Cursor, SqlStore
 from .urls import redact_url
 
@@ -384,16 +384,34 @@ class PostgresStore(SqlStore):
             inserted += len(chunk)
         return inserted
 
+    def _is_empty(self, cur: Cursor, table: str) -> bool:
+        """Read in a savepoint rolled back at once, which takes back the shared lock the read took on the
+        table: a load that goes on to drop the table's indexes (:meth:`_load_empty`) then takes its
+        exclusive lock first-hand instead of upgrading a shared one — two imports that both found the
+        store without bindings would otherwise each wait for the other's shared lock (a deadlock,
+        which PostgreSQL breaks by failing one of them); now the second waits for the first."""
+        cur.execute("SAVEPOINT pidkit_peek")
+        try:
+            return super()._is_empty(cur, table)
+        finally:
+            cur.execute("ROLLBACK TO SAVEPOINT pidkit_peek")
+            cur.execute("RELEASE SAVEPOINT pidkit_peek")
+
     @contextmanager
-    def _load_empty(self, cur: Cursor) -> Iterator[None]:
-        """Load the rows of a restore into empty tables first and build their secondary indexes after
-        them, as ``pg_restore`` does: the indexes of the dumped tables that no constraint owns (the
-        full-text and trigram GIN indexes, the orderings for Find and the change feeds, …) are dropped in
-        the restore's transaction and made again from their own definitions at its end (a GIN index
-        built once is far cheaper than one grown row by row).  Primary keys and unique constraints stay,
-        so a duplicate row is still refused naming its line.  Transactional DDL: an error rolls it back
-        with the rows.  Until the commit the tables are locked (``DROP INDEX`` takes an exclusive lock):
-        a server already running on the empty store waits for the restore instead of answering 404s."""
+    def _load_empty(self, cur: Cursor, tables: Sequence[str]) -> Iterator[None]:
+        """Load the rows first and build the secondary indexes of ``tables`` after them, as
+        ``pg_restore`` does: their indexes that no constraint owns (the full-text and trigram GIN
+        indexes, the orderings for Find and the change feeds, …) are dropped in the transaction and made
+        again from their own definitions at its end (a GIN index built once is far cheaper than one grown
+        row by row).  Primary keys and unique constraints stay, so a duplicate row is still refused
+        naming its line.  Transactional DDL: an error rolls it back with the rows.  Until the commit
+        ``tables`` are locked (``DROP INDEX`` takes an exclusive lock): a server already running on the
+        store without bindings waits for the restore or import instead of answering 404s.  The lock is
+        taken before the indexes are read from the catalog: a second load waits for the first to commit,
+        then reads the indexes the first made again (reading them while the first dropped them fails:
+        "cache lookup failed")."""
+        names = psycopg.sql.SQL(", ").join(psycopg.sql.Identifier(t) for t in tables)
+        cur.execute(psycopg.sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(names))
         self._exec(
             cur,
             "SELECT ic.relname, pg_get_indexdef(x.indexrelid) FROM pg_index x "
@@ -401,7 +419,7 @@ class PostgresStore(SqlStore):
             "WHERE tc.relnamespace = current_schema()::regnamespace AND tc.relname = ANY(?) "
             "AND NOT x.indisunique "  # a unique index refuses a duplicate row naming its line: it stays
             "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid) ORDER BY 1",
-            ([t.name for t in TABLES],),
+            (list(tables),),
         )
         indexes: list[tuple[str, str]] = cur.fetchall()
         for name, _ in indexes:

@@ -115,6 +115,10 @@ _CHUNK: Final = 1000
 
 #: Lines per chunk of a streamed import (:meth:`SqlStore.import_jsonl`): memory is bounded by this.
 _IMPORT_CHUNK: Final = 5000
+#: The tables an import writes rows into: into a store without bindings, a big import loads them as a
+#: restore loads an empty store (:meth:`SqlStore._load_empty`).
+_IMPORTED_TABLES: Final = ("bindings", "history")
+_ALL_TABLES: Final = tuple(t.name for t in TABLES)
 
 
 class _DryRunDoneError(Exception):
@@ -1082,7 +1086,10 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             admission = _ArkAdmission(self, cur)
             for chunk in _numbered_chunks(fp, _IMPORT_CHUNK):
                 if lines == 0 and len(chunk) == _IMPORT_CHUNK:  # a big import: index its new rows at the end
-                    bulk.enter_context(self._bulk_insert(cur))
+                    bulk.enter_context(
+                        self._load_empty(cur, _IMPORTED_TABLES) if self._is_empty(cur, "bindings")
+                        else self._bulk_insert(cur)
+                    )  # fmt: skip
                 rows: list[tuple[int, ImportRow | UpdateRow]] = []
                 for number, line in chunk:
                     if not line.strip():
@@ -1376,13 +1383,12 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             self._lock_migrations(cur)
             if not merge:
                 for table in TABLES:
-                    self._exec(cur, f"SELECT 1 FROM {table.name} LIMIT 1")
-                    if cur.fetchone() is not None:
+                    if not self._is_empty(cur, table.name):
                         raise StoreError(
                             f"the store is not empty (table {table.name} has rows): restore into an empty "
                             "store, or merge (rows already there are kept)"
                         )
-            bulk.enter_context(self._bulk_insert(cur) if merge else self._load_empty(cur))
+            bulk.enter_context(self._bulk_insert(cur) if merge else self._load_empty(cur, _ALL_TABLES))
             current: Table | None = None
             rows = read_rows(numbered, header.schema)
             row = next(rows, None)
@@ -1414,9 +1420,16 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         :meth:`~pidkit.store.sqlite.SqliteStore._bulk_insert`); here, nothing."""
         yield
 
-    def _load_empty(self, cur: Cursor) -> AbstractContextManager[None]:
-        """Around a restore into the empty store of ``cur``'s transaction: :meth:`_bulk_insert`, or what
-        loads an empty table faster still (PostgreSQL builds its secondary indexes after the rows)."""
+    def _is_empty(self, cur: Cursor, table: str) -> bool:
+        """Whether the table ``table`` has no row, in ``cur``'s transaction."""
+        self._exec(cur, f"SELECT 1 FROM {table} LIMIT 1")
+        return cur.fetchone() is None
+
+    def _load_empty(self, cur: Cursor, tables: Sequence[str]) -> AbstractContextManager[None]:
+        """Around many rows loaded in ``cur``'s transaction into ``tables``, which held none of the
+        bindings when it began (a restore into an empty store; a big import into a store without
+        bindings): :meth:`_bulk_insert`, or what loads such a table faster still (PostgreSQL builds the
+        secondary indexes of ``tables`` after the rows)."""
         return self._bulk_insert(cur)
 
     def _adopt(self, cur: Cursor) -> int:
