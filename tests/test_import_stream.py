@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ import pytest
 from _schema import schema_objects
 from pidkit.store import Scope, Search, Store, open_store
 from pidkit.store.records import ImportRejectedError
-from pidkit.store.sql import _IMPORT_CHUNK
+from pidkit.store.sql import _IMPORT_CHUNK, Cursor, SqlStore
 
 NAAN = "99999"
 #: Lines of a "big" file in these tests: three chunks and a part.
@@ -373,3 +373,46 @@ def test_postgres_a_read_during_the_first_big_import_waits_for_it(store: Store) 
     reader.join(30)
     assert waited == [True]
     assert len(found) == 1 and getattr(found[0], "target", None) == "https://example.org/0"
+
+
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+def test_postgres_the_lookups_of_an_import_probe_each_key_on_a_table_without_statistics(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an import reads of the bindings it is given (their rows, their statuses) is planned as a
+    probe of the primary key per key even where the table has no statistics — as during the first big
+    import into a store, whose rows ANALYZE sees only after the commit.  Premise, checked first: there,
+    ``kind = ? AND key = ANY(?)`` is planned as a read of every binding of the kind, filtered."""
+    assert isinstance(store, SqlStore)
+    with store._pool.connection() as conn:  # type: ignore[attr-defined]
+        conn.execute("ALTER TABLE bindings SET (autovacuum_enabled = false)")  # no ANALYZE behind our back
+    store.import_jsonl(_lines(BIG))
+    keys = [f"ark:{NAAN}/fk4s{i}" for i in range(BIG - 100, BIG + _IMPORT_CHUNK)]
+    seen: list[tuple[str, tuple[object, ...]]] = []
+    run = store._exec
+
+    def recording(cur: Cursor, sql: str, params: Sequence[object] = ()) -> object:
+        seen.append((sql, tuple(params)))
+        return run(cur, sql, params)
+
+    monkeypatch.setattr(store, "_exec", recording)
+    with store._transaction(write=True) as cur:
+        cur.execute("SELECT count(*) FROM pg_stats WHERE schemaname = current_schema() "
+                    "AND tablename = 'bindings'")
+        assert cur.fetchone()[0] == 0  # never analyzed: no statistics of its columns
+        any_of = "SELECT key FROM bindings WHERE kind = %s AND key = ANY(%s) FOR UPDATE"
+        old = _explain(cur, any_of, ("ark", keys))
+        assert "key = ANY" not in " ".join(line for line in old if "Index Cond" in line), old
+        state = store._import_state(cur, {("ark", k) for k in keys})
+        statuses = store._statuses(cur, "ark", keys)
+        assert len(state) == len(statuses) == 100
+        assert len(seen) == 2
+        for sql, params in seen:
+            plan = _explain(cur, store._q(sql), params)
+            assert any("Index Cond: ((kind = " in line and "(key = k.key)" in line for line in plan), plan
+            assert not any("Seq Scan on bindings" in line or "Bitmap" in line for line in plan), plan
+
+
+def _explain(cur: Cursor, sql: str, params: Sequence[object]) -> list[str]:
+    cur.execute("EXPLAIN " + sql, params)
+    return [str(row[0]) for row in cur.fetchall()]
