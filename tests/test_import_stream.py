@@ -8,6 +8,7 @@ transaction; these tests use files of several chunks, on both backends.  Killing
 from __future__ import annotations
 
 import json
+import re
 import threading
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
@@ -408,9 +409,49 @@ def test_postgres_the_lookups_of_an_import_probe_each_key_on_a_table_without_sta
         assert len(state) == len(statuses) == 100
         assert len(seen) == 2
         for sql, params in seen:
-            plan = _explain(cur, store._q(sql), params)
-            assert any("Index Cond: ((kind = " in line and "(key = k.key)" in line for line in plan), plan
-            assert not any("Seq Scan on bindings" in line or "Bitmap" in line for line in plan), plan
+            _assert_probes(_explain(cur, store._q(sql), params), "bindings", "kind", "key")
+
+
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+def test_postgres_a_mint_probes_each_candidate_on_a_table_without_statistics(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a mint reads to skip ids already minted, held or bound is planned as a probe of each table's
+    primary key per candidate even where the minted log has no statistics yet: a big mint into a new
+    store no longer reads every id minted under the NAAN for each batch."""
+    assert isinstance(store, SqlStore)
+    with store._pool.connection() as conn:  # type: ignore[attr-defined]
+        conn.execute("ALTER TABLE minted SET (autovacuum_enabled = false)")
+    store.create_minter("many", naan=NAAN, template="b5.reeeeeee", seed=3)
+    assert sum(len(batch) for batch in store.mint_batches("many", 20_000)) == 20_000
+    seen: list[tuple[str, tuple[object, ...]]] = []
+    run = store._exec
+
+    def recording(cur: Cursor, sql: str, params: Sequence[object] = ()) -> object:
+        seen.append((sql, tuple(params)))
+        return run(cur, sql, params)
+
+    monkeypatch.setattr(store, "_exec", recording)
+    assert len(store.mint("many", 500)) == 500
+    taken = [(sql, params) for sql, params in seen if "minted" in sql and "holds" in sql]
+    assert len(taken) == 1
+    with store._transaction(write=False) as cur:
+        cur.execute("SELECT count(*) FROM pg_stats WHERE schemaname = current_schema() "
+                    "AND tablename = 'minted'")
+        assert cur.fetchone()[0] == 0  # never analyzed: no statistics of its columns
+        plan = _explain(cur, store._q(taken[0][0]), taken[0][1])
+    _assert_probes(plan, "minted", "naan", "id")  # (holds and bindings are empty here: any plan is cheap)
+
+
+def _assert_probes(plan: list[str], table: str, scope: str, key: str) -> None:
+    """``plan`` reads ``table`` only by probes of its primary key on ``scope`` and ``key`` (an index
+    scan whose condition has both, in a nested loop), never whole or by ``scope`` alone."""
+    probe = re.compile(rf"Index (Only )?Scan using \w+ on {table}\b")
+    found = [i for i, line in enumerate(plan) if probe.search(line)]
+    assert found, plan
+    for i in found:
+        assert re.search(rf"Index Cond: \(\({scope} = .*\) AND \({key} = k(_\d+)?\.v\)\)", plan[i + 1]), plan
+    assert not any(re.search(rf"(Seq Scan|Bitmap Heap Scan) on {table}\b", line) for line in plan), plan
 
 
 def _explain(cur: Cursor, sql: str, params: Sequence[object]) -> list[str]:
