@@ -1426,9 +1426,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return cur.fetchone() is None
 
     def _load_empty(self, cur: Cursor, tables: Sequence[str]) -> AbstractContextManager[None]:
-        """Around many rows loaded in ``cur``'s transaction into ``tables``, which held none of the
+        """Around many rows loaded into ``tables`` in ``cur``'s transaction, in a store that had no
         bindings when it began (a restore into an empty store; a big import into a store without
-        bindings): :meth:`_bulk_insert`, or what loads such a table faster still (PostgreSQL builds the
+        bindings): :meth:`_bulk_insert`, or what loads such tables faster still (PostgreSQL builds the
         secondary indexes of ``tables`` after the rows)."""
         return self._bulk_insert(cur)
 
