@@ -389,14 +389,7 @@ def test_postgres_the_lookups_of_an_import_probe_each_key_on_a_table_without_sta
         conn.execute("ALTER TABLE bindings SET (autovacuum_enabled = false)")  # no ANALYZE behind our back
     store.import_jsonl(_lines(BIG))
     keys = [f"ark:{NAAN}/fk4s{i}" for i in range(BIG - 100, BIG + _IMPORT_CHUNK)]
-    seen: list[tuple[str, tuple[object, ...]]] = []
-    run = store._exec
-
-    def recording(cur: Cursor, sql: str, params: Sequence[object] = ()) -> object:
-        seen.append((sql, tuple(params)))
-        return run(cur, sql, params)
-
-    monkeypatch.setattr(store, "_exec", recording)
+    seen = _recorded(store, monkeypatch)
     with store._transaction(write=True) as cur:
         cur.execute("SELECT count(*) FROM pg_stats WHERE schemaname = current_schema() "
                     "AND tablename = 'bindings'")
@@ -424,14 +417,7 @@ def test_postgres_a_mint_probes_each_candidate_on_a_table_without_statistics(
         conn.execute("ALTER TABLE minted SET (autovacuum_enabled = false)")
     store.create_minter("many", naan=NAAN, template="b5.reeeeeee", seed=3)
     assert sum(len(batch) for batch in store.mint_batches("many", 20_000)) == 20_000
-    seen: list[tuple[str, tuple[object, ...]]] = []
-    run = store._exec
-
-    def recording(cur: Cursor, sql: str, params: Sequence[object] = ()) -> object:
-        seen.append((sql, tuple(params)))
-        return run(cur, sql, params)
-
-    monkeypatch.setattr(store, "_exec", recording)
+    seen = _recorded(store, monkeypatch)
     assert len(store.mint("many", 500)) == 500
     taken = [(sql, params) for sql, params in seen if "minted" in sql and "holds" in sql]
     assert len(taken) == 1
@@ -452,6 +438,19 @@ def _assert_probes(plan: list[str], table: str, scope: str, key: str) -> None:
     for i in found:
         assert re.search(rf"Index Cond: \(\({scope} = .*\) AND \({key} = k(_\d+)?\.v\)\)", plan[i + 1]), plan
     assert not any(re.search(rf"(Seq Scan|Bitmap Heap Scan) on {table}\b", line) for line in plan), plan
+
+
+def _recorded(store: SqlStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[object, ...]]]:
+    """The statements (and parameters) ``store`` runs from now on, as they are run."""
+    seen: list[tuple[str, tuple[object, ...]]] = []
+    run = store._exec
+
+    def recording(cur: Cursor, sql: str, params: Sequence[object] = ()) -> object:
+        seen.append((sql, tuple(params)))
+        return run(cur, sql, params)
+
+    monkeypatch.setattr(store, "_exec", recording)
+    return seen
 
 
 def _explain(cur: Cursor, sql: str, params: Sequence[object]) -> list[str]:
