@@ -313,6 +313,7 @@ def test_only_a_big_import_into_a_store_without_bindings_defers_its_indexes(
     entered = _loads(store, monkeypatch)
     with pytest.raises(ImportRejectedError):  # small, and refused: the store stays without bindings
         store.import_jsonl(iter([*_lines(_IMPORT_CHUNK - 2, "fk4a"), "[]\n"]))
+    assert store.import_jsonl(_lines(BIG, "fk4d"), dry_run=True).created == BIG  # a dry run: never
     assert entered == [] and _count(store) == 0
     store.import_jsonl(_lines(BIG, "fk4b"))
     assert entered == [("bindings", "history")]
@@ -350,8 +351,87 @@ def test_postgres_two_big_imports_that_both_found_no_bindings_both_succeed(
         t.start()
     for t in threads:
         t.join(120)
+    assert not any(t.is_alive() for t in threads)
     assert errors == [] and _count(store) == 2 * BIG
     assert schema_objects(url) == made
+
+
+def _index_oids(store: Store) -> dict[str, int]:
+    """The indexes of ``bindings`` and ``history`` by name, each with its oid (a new one once made again)."""
+    with store._pool.connection() as conn:  # type: ignore[attr-defined]
+        rows = conn.execute(
+            "SELECT c.relname, c.oid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid "
+            "JOIN pg_class t ON t.oid = x.indrelid WHERE t.relnamespace = current_schema()::regnamespace "
+            "AND t.relname IN ('bindings', 'history')"
+        ).fetchall()
+    return {str(name): int(oid) for name, oid in rows}
+
+
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+def test_postgres_a_load_that_finds_bindings_once_it_holds_the_tables_keeps_their_indexes(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import looked at the store before it locked the tables; a binding another writer made in
+    between (here: the look made to miss it) is seen once they are locked, and the indexes then stay
+    as they are, as in any import into a store with bindings."""
+    made = _index_oids(store)
+    assert store.import_jsonl(_lines(BIG, "fk4a")).created == BIG
+    rebuilt = _index_oids(store)
+    assert rebuilt.keys() == made.keys() and rebuilt != made  # premise: a new oid tells an index made again
+    monkeypatch.setattr(store, "_is_empty", lambda cur, table: True)
+    entered = _loads(store, monkeypatch)
+    assert store.import_jsonl(_lines(BIG, "fk4b")).created == BIG
+    assert entered == [("bindings", "history")]  # the load was entered, and found the bindings
+    assert _index_oids(store) == rebuilt
+
+
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+def test_postgres_a_load_locks_its_tables_before_it_reads_their_indexes(
+    url: str, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the first big import reads the definitions of the indexes it drops, it already holds both
+    tables exclusively: a second load reads them only once the first has made them again (read while
+    they are being dropped, the catalog fails: "cache lookup failed")."""
+    import psycopg
+
+    assert isinstance(store, SqlStore)
+    run, held = store._exec, []
+
+    def checking(cur: Cursor, sql: str, params: Sequence[object] = ()) -> object:
+        if "pg_get_indexdef" in sql:
+            with psycopg.connect(url, autocommit=True) as other:
+                held.append(sorted(str(row[0]) for row in other.execute(
+                    "SELECT c.relname FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                    "WHERE l.mode = 'AccessExclusiveLock' AND l.granted AND c.relkind = 'r' "
+                    "AND c.relnamespace = (SELECT relnamespace FROM pg_class "
+                    "WHERE oid = 'bindings'::regclass)"
+                ).fetchall()))  # fmt: skip
+        return run(cur, sql, params)
+
+    monkeypatch.setattr(store, "_exec", checking)
+    assert store.import_jsonl(_lines(BIG)).created == BIG
+    assert held == [["bindings", "history"]]
+
+
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+def test_postgres_a_big_dry_run_into_a_store_without_bindings_holds_no_reader(store: Store) -> None:
+    """A dry run (the back office's check of an upload) writes nothing that stays, so it never locks
+    the tables: a lookup made while it runs is answered at once."""
+    answered: list[object] = []
+    reader = threading.Thread(target=lambda: answered.append(store.get_binding(f"ark:{NAAN}/fk4s0")))
+    waited: list[bool] = []
+
+    def source() -> Iterator[str]:
+        for i, line in enumerate(_lines(BIG)):
+            if i == 2 * _IMPORT_CHUNK:  # the first chunk is written in the dry run's transaction
+                reader.start()
+                reader.join(10)
+                waited.append(reader.is_alive())
+            yield line
+
+    assert store.import_jsonl(source(), dry_run=True).created == BIG
+    reader.join(30)
+    assert waited == [False] and answered == [None] and _count(store) == 0
 
 
 @pytest.mark.parametrize("url", ["postgres"], indirect=True)
@@ -417,10 +497,12 @@ def test_postgres_a_mint_probes_each_candidate_on_a_table_without_statistics(
         conn.execute("ALTER TABLE minted SET (autovacuum_enabled = false)")
     store.create_minter("many", naan=NAAN, template="b5.reeeeeee", seed=3)
     assert sum(len(batch) for batch in store.mint_batches("many", 20_000)) == 20_000
+    store.add_hold(NAAN, f"ark:{NAAN}/held")  # so that the mint reads all three tables
+    store.bind(f"ark:{NAAN}/bound", "https://example.org/", force=True)
     seen = _recorded(store, monkeypatch)
     assert len(store.mint("many", 500)) == 500
-    taken = [(sql, params) for sql, params in seen if "minted" in sql and "holds" in sql]
-    assert len(taken) == 1
+    taken = [(sql, params) for sql, params in seen if "FROM minted" in sql]
+    assert len(taken) == 1 and "FROM holds" in taken[0][0] and "FROM bindings" in taken[0][0]
     with store._transaction(write=False) as cur:
         cur.execute("SELECT count(*) FROM pg_stats WHERE schemaname = current_schema() "
                     "AND tablename = 'minted'")

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -333,6 +334,62 @@ def test_tombstoned_and_bound_ids_are_never_minted(store: Store) -> None:
     store.tombstone(ids[0], "withdrawn before minting")
     store.bind(ids[2], "https://example.org/2")
     assert store.mint("m", 2) == [ids[1], ids[3]]
+
+
+def _tables_read(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The tables each of ``store``'s mint batches reads to check its candidates, recorded."""
+    assert isinstance(store, SqlStore)
+    cls = type(store)
+    original, read = cls._taken_in, []
+
+    def recorded(self: SqlStore, cur: Any, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
+        read.append(list(tables))
+        return original(self, cur, naan, ids, tables)
+
+    monkeypatch.setattr(cls, "_taken_in", recorded)
+    return read
+
+
+def test_a_mint_reads_only_the_tables_that_can_hold_its_candidates(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Holds and bindings are read only once the NAAN has one (another NAAN's do not count), and a
+    held, a bound and a tombstoned id are each skipped once they are there."""
+    read = _tables_read(store, monkeypatch)
+    store.add_naan("12345")
+    store.add_hold("12345", "ark:12345/fk4x")
+    store.bind("ark:12345/fk4y", "https://example.org/y")
+    store.create_minter("m", naan=NAAN, template=TEMPLATE, seed=5)
+    reference = Minter(TEMPLATE, NAAN, seed=5)
+    ids = [f"ark:{NAAN}/{reference.mint_at(i)}" for i in range(8)]
+
+    def mint(n: int, reads: list[str]) -> list[str]:
+        read.clear()
+        minted = store.mint("m", n)
+        assert read and all(tables == reads for tables in read)
+        return minted
+
+    assert mint(1, ["minted"]) == ids[:1]
+    store.add_hold("m", ids[2])
+    assert mint(2, ["minted", "holds"]) == [ids[1], ids[3]]
+    store.bind(ids[5], "https://example.org/5")
+    assert mint(1, ["minted", "holds", "bindings"]) == [ids[4]]
+    store.tombstone(ids[7], "withdrawn before minting")
+    assert mint(1, ["minted", "holds", "bindings"]) == [ids[6]]
+    assert len(set(mint(20, ["minted", "holds", "bindings"])) | set(ids)) == 8 + 20
+
+
+def test_a_mint_skips_the_ids_a_big_first_import_bound(store: Store) -> None:
+    """An import into a store without bindings that writes its rows in bulk (several chunks) still
+    records their NAAN among the bound ones, so a mint then reads the bindings."""
+    store.create_minter("m", naan=NAAN, template=TEMPLATE, seed=9)
+    reference = Minter(TEMPLATE, NAAN, seed=9)
+    ids = [f"ark:{NAAN}/{reference.mint_at(i)}" for i in range(6003)]
+    lines = [json.dumps({"text": ark, "target": "https://example.org/"}) for ark in ids[3:]]
+    lines[4321] = json.dumps({"text": ids[0], "status": "reserved"})
+    lines[5999] = json.dumps({"text": ids[1], "target": "https://example.org/1"})
+    assert store.import_jsonl(lines).created == 6000
+    assert store.mint("m", 1) == [ids[2]]
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -2,8 +2,9 @@
 
 Every operation borrows a pooled connection for one transaction.  Migrations take
 ``pg_advisory_xact_lock`` so several processes can start at once; minting locks the minter's row
-(``UPDATE … RETURNING``), checks candidates with ``= ANY(array)`` and records them with ``COPY`` in
-the same transaction.  Pool size: ``$PIDKIT_PG_POOL_MAX`` (default 10).  A schema other than
+(``UPDATE … RETURNING``), checks candidates by one primary-key probe each (:func:`_each_of`, in the
+tables that can hold one: :meth:`SqlStore._taken`) and records them with ``COPY`` in the same
+transaction.  Pool size: ``$PIDKIT_PG_POOL_MAX`` (default 10).  A schema other than
 ``public`` is chosen the libpq way: ``postgresql://…/db?options=-csearch_path%3Dmyschema``.
 
 While the server is down an operation waits at most ``$PIDKIT_PG_TIMEOUT`` seconds (default 3) for a
@@ -42,7 +43,7 @@ from .jsonl import ImportRow
 from .keys import ArkKey
 from .records import Binding
 from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
-from .sql import Cursor, SqlStore
+from .sql import Cursor, SqlStore, union_of
 from .urls import redact_url
 
 try:
@@ -257,15 +258,16 @@ class PostgresStore(SqlStore):
     def _lock_naan(self, cur: Cursor, naan: str) -> None:
         self._exec(cur, "SELECT pg_advisory_xact_lock(?, hashtext(?))", (NAAN_LOCK, naan))
 
-    def _taken(self, cur: Cursor, naan: str, ids: Sequence[str]) -> set[str]:
+    def _taken_in(self, cur: Cursor, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
         prefix = f"ark:{naan}/"
         blades = list(ids)
-        self._exec(
-            cur,
-            f"{_each_of('minted', 'id', 'naan', 'id')} UNION ALL {_each_of('holds', 'id', 'naan', 'id')} "
-            f"UNION ALL {_each_of('bindings', 'substr(key, ?)', 'kind', 'key')}",
-            (blades, naan, blades, naan, [prefix + b for b in blades], len(prefix) + 1, "ark"),
-        )
+        parts = {
+            "minted": (_each_of("minted", "id", "naan", "id"), (blades, naan)),
+            "holds": (_each_of("holds", "id", "naan", "id"), (blades, naan)),
+            "bindings": (_each_of("bindings", "substr(key, ?)", "kind", "key"),
+                         ([prefix + b for b in blades], len(prefix) + 1, "ark")),
+        }  # fmt: skip
+        self._exec(cur, *union_of(parts, tables))
         return {row[0] for row in cur.fetchall()}
 
     def _import_state(self, cur: Cursor, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], Binding]:
@@ -434,9 +436,13 @@ class PostgresStore(SqlStore):
         store without bindings waits for the restore or import instead of answering 404s.  The lock is
         taken before the indexes are read from the catalog: a second load waits for the first to commit,
         then reads the indexes the first made again (reading them while the first dropped them fails:
-        "cache lookup failed")."""
+        "cache lookup failed").  A store that has bindings once they are locked (another writer bound one
+        since the caller looked) keeps its indexes: the rows go in as into any store."""
         names = psycopg.sql.SQL(", ").join(psycopg.sql.Identifier(t) for t in tables)
         cur.execute(psycopg.sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(names))
+        if "bindings" in tables and not SqlStore._is_empty(self, cur, "bindings"):  # locked: no savepoint
+            yield
+            return
         self._exec(
             cur,
             "SELECT ic.relname, pg_get_indexdef(x.indexrelid) FROM pg_index x "

@@ -235,6 +235,16 @@ class Cursor(Protocol):
     def executemany(self, query: Any, params_seq: Any, /) -> Any: ...  # pragma: no cover - protocol
 
 
+def union_of(parts: Mapping[str, tuple[str, Sequence[Any]]], names: Sequence[str]) -> tuple[str, list[Any]]:
+    """The statement reading the ``parts`` (``name -> (SELECT, its parameters)``) named in ``names``, in
+    that order, as one ``UNION ALL``, and its parameters.
+
+    >>> union_of({"a": ("SELECT ?", [1]), "b": ("SELECT ?, ?", [2, 3])}, ["b", "a"])
+    ('SELECT ?, ? UNION ALL SELECT ?', [2, 3, 1])
+    """
+    return " UNION ALL ".join(parts[n][0] for n in names), [p for n in names for p in parts[n][1]]
+
+
 def now() -> str:
     """The current UTC time as stored (ISO 8601, microseconds, ``Z``).
 
@@ -267,7 +277,6 @@ def _resolution(ark: str, k: ArkKey, found: Mapping[str, Binding]) -> Resolution
 
 #: A well-formed ``api_keys.secret_hash``: SHA-256, 64 lowercase hex digits (``pidkit check``).
 _HASH = re.compile(r"[0-9a-f]{64}")
-
 
 
 _LOCAL: list[Principal] = []
@@ -307,8 +316,31 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         """Serialize migrations across processes inside the current transaction."""
 
     @abc.abstractmethod
+    def _taken_in(self, cur: Cursor, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
+        """Which of ``ids`` the ``tables`` (among ``minted``, ``holds`` and ``bindings``) hold under
+        ``naan`` (``bindings``: as the key ``ark:NAAN/id``); :meth:`_taken` says which tables."""
+
     def _taken(self, cur: Cursor, naan: str, ids: Sequence[str]) -> set[str]:
-        """Which of ``ids`` are held, minted or bound (as ``ark:NAAN/id``) under ``naan``."""
+        """Which of ``ids`` are minted, held or bound (as ``ark:NAAN/id``) under ``naan``.
+
+        Only the tables that can hold one are read: ``holds`` when the NAAN has a hold
+        (:meth:`_has_holds`), ``bindings`` when it is among the bound NAANs (migration 7's
+        ``bound_naans``: a NAAN is added with the first binding under it and never removed) — a mint
+        under a NAAN with neither reads ``minted`` alone.  Asked under the NAAN's lock
+        (:meth:`_lock_naan`), which every write that holds or binds under it takes first, so what is
+        read stays true until the mint commits."""
+        tables = ["minted"]
+        if self._has_holds(cur, naan):
+            tables.append("holds")
+        self._exec(cur, "SELECT 1 FROM bound_naans WHERE naan = ?", [naan])
+        if cur.fetchone() is not None:
+            tables.append("bindings")
+        return self._taken_in(cur, naan, ids, tables) if ids else set()
+
+    def _has_holds(self, cur: Cursor, naan: str) -> bool:
+        """Whether any id is held under ``naan``."""
+        self._exec(cur, "SELECT 1 FROM holds WHERE naan = ? LIMIT 1", [naan])
+        return cur.fetchone() is not None
 
     def _lock_naan(self, cur: Cursor, naan: str) -> None:
         """Serialize, within the current transaction, every write that decides whether an ARK under
@@ -1086,10 +1118,10 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             admission = _ArkAdmission(self, cur)
             for chunk in _numbered_chunks(fp, _IMPORT_CHUNK):
                 if lines == 0 and len(chunk) == _IMPORT_CHUNK:  # a big import: index its new rows at the end
-                    bulk.enter_context(
-                        self._load_empty(cur, _IMPORTED_TABLES) if self._is_empty(cur, "bindings")
-                        else self._bulk_insert(cur)
-                    )  # fmt: skip
+                    # (a dry run writes nothing that stays: it never holds the tables from readers)
+                    empty = not dry_run and self._is_empty(cur, "bindings")
+                    load = self._load_empty(cur, _IMPORTED_TABLES) if empty else self._bulk_insert(cur)
+                    bulk.enter_context(load)
                 rows: list[tuple[int, ImportRow | UpdateRow]] = []
                 for number, line in chunk:
                     if not line.strip():
@@ -1213,8 +1245,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             naan = row.naan
             if naan is not None and row.kind == "ark" and row.status == "public":
                 if naan not in unheld:
-                    self._exec(cur, "SELECT 1 FROM holds WHERE naan = ? LIMIT 1", [naan])
-                    unheld[naan] = cur.fetchone() is None
+                    unheld[naan] = not self._has_holds(cur, naan)
                 if not unheld[naan]:
                     key = row.key
                     by_naan.setdefault(naan, []).append((number, key, key[len(naan) + 5 :]))  # "ark:NAAN/"
@@ -1381,14 +1412,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         seen = dict.fromkeys(order, 0)
         with self._transaction(write=True) as cur, ExitStack() as bulk:
             self._lock_migrations(cur)
-            if not merge:
+            bulk.enter_context(self._bulk_insert(cur) if merge else self._load_empty(cur, _ALL_TABLES))
+            if not merge:  # checked once the load holds the tables (PostgreSQL locks them): none comes since
                 for table in TABLES:
                     if not self._is_empty(cur, table.name):
                         raise StoreError(
                             f"the store is not empty (table {table.name} has rows): restore into an empty "
                             "store, or merge (rows already there are kept)"
                         )
-            bulk.enter_context(self._bulk_insert(cur) if merge else self._load_empty(cur, _ALL_TABLES))
             current: Table | None = None
             rows = read_rows(numbered, header.schema)
             row = next(rows, None)
@@ -1426,10 +1457,10 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return cur.fetchone() is None
 
     def _load_empty(self, cur: Cursor, tables: Sequence[str]) -> AbstractContextManager[None]:
-        """Around many rows loaded into ``tables`` in ``cur``'s transaction, in a store that had no
-        bindings when it began (a restore into an empty store; a big import into a store without
-        bindings): :meth:`_bulk_insert`, or what loads such tables faster still (PostgreSQL builds the
-        secondary indexes of ``tables`` after the rows)."""
+        """Around many rows loaded into ``tables`` in ``cur``'s transaction, in a store found without
+        bindings (a restore into an empty store; a big import into a store without bindings):
+        :meth:`_bulk_insert`, or what loads such tables faster still (PostgreSQL builds the secondary
+        indexes of ``tables`` after the rows, if the store still has no bindings once it holds them)."""
         return self._bulk_insert(cur)
 
     def _adopt(self, cur: Cursor) -> int:

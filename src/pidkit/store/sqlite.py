@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from typing import Final
 
 from ..errors import StoreError
-from .sql import Cursor, SqlStore
+from .sql import Cursor, SqlStore, union_of
 from .walindex import WalHeader, find_wal_header
 
 #: How long a writer waits for another process's write lock (milliseconds).
@@ -404,18 +404,19 @@ class SqliteStore(SqlStore):
     def _lock_migrations(self, cur: Cursor) -> None:
         """``BEGIN IMMEDIATE`` already holds the database's write lock."""
 
-    def _taken(self, cur: Cursor, naan: str, ids: Sequence[str]) -> set[str]:
+    def _taken_in(self, cur: Cursor, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
         taken: set[str] = set()
         prefix = f"ark:{naan}/"
         for i in range(0, len(ids), _CHUNK):
             chunk = ids[i : i + _CHUNK]
             marks = ", ".join("?" * len(chunk))
-            cur.execute(
-                f"SELECT id FROM minted WHERE naan = ? AND id IN ({marks}) "
-                f"UNION ALL SELECT id FROM holds WHERE naan = ? AND id IN ({marks}) "
-                f"UNION ALL SELECT substr(key, ?) FROM bindings WHERE kind = 'ark' AND key IN ({marks})",
-                (naan, *chunk, naan, *chunk, len(prefix) + 1, *(prefix + c for c in chunk)),
-            )
+            parts = {
+                "minted": (f"SELECT id FROM minted WHERE naan = ? AND id IN ({marks})", (naan, *chunk)),
+                "holds": (f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})", (naan, *chunk)),
+                "bindings": (f"SELECT substr(key, ?) FROM bindings WHERE kind = 'ark' AND key IN ({marks})",
+                             (len(prefix) + 1, *(prefix + c for c in chunk))),
+            }  # fmt: skip
+            cur.execute(*union_of(parts, tables))
             taken.update(row[0] for row in cur.fetchall())
         return taken
 
