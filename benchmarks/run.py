@@ -116,8 +116,10 @@ def _unnoted(line: str, modules: set[str]) -> str | None:
     '- re-measured on D (`C`): the rows of mint'
     >>> _unnoted("- re-measured on D (`C`): the rows of dump", {"dump", "gedcom"}) is None
     True
+    >>> _unnoted("- re-measured on D (`C`): two rows of scale, by hand", {"scale"})  # not a list: kept
+    '- re-measured on D (`C`): two rows of scale, by hand'
     """
-    if not line.startswith("- re-measured"):
+    if not line.startswith("- re-measured") or ": the rows of " not in line:
         return line
     text, _, listed = line.rpartition(": the rows of ")
     left = [m for m in listed.split(", ") if m not in modules]
