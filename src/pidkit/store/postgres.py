@@ -437,7 +437,9 @@ class PostgresStore(SqlStore):
         taken before the indexes are read from the catalog: a second load waits for the first to commit,
         then reads the indexes the first made again (reading them while the first dropped them fails:
         "cache lookup failed").  A store that has bindings once they are locked (another writer bound one
-        since the caller looked) keeps its indexes: the rows go in as into any store."""
+        since the caller looked) keeps its indexes: the rows go in as into any store.  What the definition
+        does not say (a tablespace, a comment, a statistics target set on an index by hand) is not made
+        again; the role needs to own the tables (it made them: pidkit migrates its own store)."""
         names = psycopg.sql.SQL(", ").join(psycopg.sql.Identifier(t) for t in tables)
         cur.execute(psycopg.sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(names))
         if "bindings" in tables and not SqlStore._is_empty(self, cur, "bindings"):  # locked: no savepoint
