@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -215,9 +216,12 @@ def test_minting_the_rest_of_a_space_after_a_restore_reissues_nothing(
             assert target.check() == []
 
 
-def test_restore_refuses_a_store_that_is_not_empty(new_url: Callable[[], str]) -> None:
-    """Checked once the restore holds the tables (PostgreSQL: after its load dropped the indexes of the
-    tables without rows): the refusal rolls everything back, indexes and triggers included."""
+def test_restore_refuses_a_store_that_is_not_empty(
+    new_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checked before the restore locks any table (a store in use is refused at once, holding up no
+    reader: the load that would lock them is never entered), and again once it holds them; the refusal
+    leaves every row, index and trigger as it was."""
     with open_store(new_url()) as source:
         _fill(source)
         lines = _dump(source)
@@ -225,10 +229,57 @@ def test_restore_refuses_a_store_that_is_not_empty(new_url: Callable[[], str]) -
     with open_store(url) as target:
         target.add_naan("11111")
         made = schema_objects(url)
+        load, entered = target._load_empty, []  # type: ignore[attr-defined]
+
+        def recording(cur: object, tables: object) -> object:
+            entered.append(tables)
+            return load(cur, tables)
+
+        monkeypatch.setattr(target, "_load_empty", recording)
         with pytest.raises(StoreError, match="not empty"):
             target.restore(lines)
+        assert entered == []
         assert [n.naan for n in target.list_naans()] == ["11111"]
         assert schema_objects(url) == made
+
+
+def test_a_mint_waits_for_a_merge_restore_and_skips_what_it_bound(new_url: Callable[[], str]) -> None:
+    """A merge restore (every importer's) binds ids under any NAAN without the NAAN's lock: a mint begun
+    while it runs waits for its commit, then skips the id it bound, instead of minting it too."""
+    url = new_url()
+    with open_store(url) as store:
+        store.add_naan(NAAN, "T", shoulders=["fk4"])
+        m = store.create_minter("m", naan=NAAN, template="fk4.reedeedk", seed=7)
+        reference = Minter(m.template, NAAN, seed=m.seed)
+        ark, after = (f"ark:{NAAN}/{reference.mint_at(i)}" for i in range(2))
+        with open_store(new_url()) as source:
+            source.add_naan(NAAN, "T")
+            source.bind(ark, "https://example.org/restored")
+            lines = _dump(source)
+        reading, release = threading.Event(), threading.Event()
+
+        def paused() -> Iterator[str]:
+            for i, line in enumerate(lines):
+                if i == len(lines) - 1:  # every row but the last is in the restore's transaction
+                    reading.set()
+                    release.wait(30)
+                yield line
+
+        minted: list[str] = []
+        restorer = threading.Thread(target=lambda: store.restore(paused(), merge=True))
+        restorer.start()
+        assert reading.wait(30)
+        minter = threading.Thread(target=lambda: minted.extend(store.mint("m", 1)))
+        minter.start()
+        minter.join(1.0)
+        waited = minter.is_alive()
+        release.set()
+        restorer.join(30)
+        minter.join(30)
+        assert not restorer.is_alive() and not minter.is_alive()
+        assert waited and minted == [after]
+        b = store.get_binding(ark)
+        assert b is not None and b.target == "https://example.org/restored"
 
 
 def test_merge_never_overwrites(new_url: Callable[[], str]) -> None:

@@ -255,6 +255,12 @@ class PostgresStore(SqlStore):
     def _lock_migrations(self, cur: Cursor) -> None:
         self._exec(cur, "SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
 
+    def _hold_mints(self, cur: Cursor) -> None:
+        """``SHARE ROW EXCLUSIVE`` on ``minters``: a mint batch's first write (``_reserve``'s ``UPDATE``)
+        waits for it; taken before the restore writes anything, so a batch already under way ends
+        first and none can wait on a row of the restore."""
+        self._exec(cur, "LOCK TABLE minters IN SHARE ROW EXCLUSIVE MODE")
+
     def _lock_naan(self, cur: Cursor, naan: str) -> None:
         self._exec(cur, "SELECT pg_advisory_xact_lock(?, hashtext(?))", (NAAN_LOCK, naan))
 

@@ -275,6 +275,9 @@ def _resolution(ark: str, k: ArkKey, found: Mapping[str, Binding]) -> Resolution
     return None
 
 
+#: Whether any id is held under the NAAN of its one parameter (an expression).
+_HAS_HOLDS: Final = "EXISTS (SELECT 1 FROM holds WHERE naan = ?)"
+
 #: A well-formed ``api_keys.secret_hash``: SHA-256, 64 lowercase hex digits (``pidkit check``).
 _HASH = re.compile(r"[0-9a-f]{64}")
 
@@ -327,20 +330,25 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         (:meth:`_has_holds`), ``bindings`` when it is among the bound NAANs (migration 7's
         ``bound_naans``: a NAAN is added with the first binding under it and never removed) — a mint
         under a NAAN with neither reads ``minted`` alone.  Asked under the NAAN's lock
-        (:meth:`_lock_naan`), which every write that holds or binds under it takes first, so what is
-        read stays true until the mint commits."""
-        tables = ["minted"]
-        if self._has_holds(cur, naan):
-            tables.append("holds")
-        self._exec(cur, "SELECT 1 FROM bound_naans WHERE naan = ?", [naan])
-        if cur.fetchone() is not None:
-            tables.append("bindings")
+        (:meth:`_lock_naan`), which every write that holds or binds under it takes first (a merge
+        restore, which binds and holds whatever its dump has, holds the mints back instead:
+        :meth:`_hold_mints`), so what is read stays true until the mint commits."""
+        bound = "EXISTS (SELECT 1 FROM bound_naans WHERE naan = ?)"
+        self._exec(cur, f"SELECT {_HAS_HOLDS}, {bound}", [naan, naan])
+        held, bound = cur.fetchone()
+        tables = ["minted", *(["holds"] if held else []), *(["bindings"] if bound else [])]
         return self._taken_in(cur, naan, ids, tables) if ids else set()
 
     def _has_holds(self, cur: Cursor, naan: str) -> bool:
         """Whether any id is held under ``naan``."""
-        self._exec(cur, "SELECT 1 FROM holds WHERE naan = ? LIMIT 1", [naan])
-        return cur.fetchone() is not None
+        self._exec(cur, f"SELECT {_HAS_HOLDS}", [naan])
+        return bool(cur.fetchone()[0])
+
+    def _hold_mints(self, cur: Cursor) -> None:
+        """Make every mint batch that has not reserved its ids yet wait until the current transaction
+        ends (a merge restore: it binds and holds ids under any NAAN, which a mint beside it could
+        otherwise not see until the commit); a backend whose write transactions are already serial
+        (SQLite) leaves it empty."""
 
     def _lock_naan(self, cur: Cursor, naan: str) -> None:
         """Serialize, within the current transaction, every write that decides whether an ARK under
@@ -1412,14 +1420,22 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         seen = dict.fromkeys(order, 0)
         with self._transaction(write=True) as cur, ExitStack() as bulk:
             self._lock_migrations(cur)
-            bulk.enter_context(self._bulk_insert(cur) if merge else self._load_empty(cur, _ALL_TABLES))
-            if not merge:  # checked once the load holds the tables (PostgreSQL locks them): none comes since
+
+            def refuse_unless_empty() -> None:
                 for table in TABLES:
                     if not self._is_empty(cur, table.name):
                         raise StoreError(
                             f"the store is not empty (table {table.name} has rows): restore into an empty "
                             "store, or merge (rows already there are kept)"
                         )
+
+            if merge:
+                self._hold_mints(cur)
+                bulk.enter_context(self._bulk_insert(cur))
+            else:
+                refuse_unless_empty()  # before the load locks the tables: a store in use is refused at once
+                bulk.enter_context(self._load_empty(cur, _ALL_TABLES))
+                refuse_unless_empty()  # and once the load holds them (PostgreSQL): none came in between
             current: Table | None = None
             rows = read_rows(numbered, header.schema)
             row = next(rows, None)
