@@ -333,8 +333,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         (:meth:`_lock_naan`), which every write that holds or binds under it takes first (a merge
         restore, which binds and holds whatever its dump has, holds the mints back instead:
         :meth:`_hold_mints`), so what is read stays true until the mint commits."""
-        bound = "EXISTS (SELECT 1 FROM bound_naans WHERE naan = ?)"
-        self._exec(cur, f"SELECT {_HAS_HOLDS}, {bound}", [naan, naan])
+        self._exec(cur, f"SELECT {_HAS_HOLDS}, EXISTS (SELECT 1 FROM bound_naans WHERE naan = ?)",
+                   [naan, naan])  # fmt: skip
         held, bound = cur.fetchone()
         tables = ["minted", *(["holds"] if held else []), *(["bindings"] if bound else [])]
         return self._taken_in(cur, naan, ids, tables) if ids else set()
