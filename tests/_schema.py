@@ -4,6 +4,10 @@ without bindings)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 
 def schema_objects(url: str) -> list[tuple[str, ...]]:
     """Every index and trigger of the store's tables, as the database describes them (SQLite's
@@ -28,3 +32,17 @@ def schema_objects(url: str) -> list[tuple[str, ...]]:
             "AND c.relnamespace = current_schema()::regnamespace ORDER BY 2"
         ).fetchall()
     return [tuple(r) for r in indexes + triggers]
+
+
+def loads_entered(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The tables of every load that builds indexes after its rows (``_load_empty``) ``store`` enters
+    from now on, recorded as it enters them."""
+    entered: list[tuple[str, ...]] = []
+    load = store._load_empty
+
+    def recording(cur: object, tables: tuple[str, ...]) -> object:
+        entered.append(tuple(tables))
+        return load(cur, tables)
+
+    monkeypatch.setattr(store, "_load_empty", recording)
+    return entered

@@ -19,7 +19,7 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from _schema import schema_objects
+from _schema import loads_entered, schema_objects
 from pidkit.errors import ExhaustedError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import Erc, Store, open_store
@@ -229,13 +229,7 @@ def test_restore_refuses_a_store_that_is_not_empty(
     with open_store(url) as target:
         target.add_naan("11111")
         made = schema_objects(url)
-        load, entered = target._load_empty, []  # type: ignore[attr-defined]
-
-        def recording(cur: object, tables: object) -> object:
-            entered.append(tables)
-            return load(cur, tables)
-
-        monkeypatch.setattr(target, "_load_empty", recording)
+        entered = loads_entered(target, monkeypatch)
         with pytest.raises(StoreError, match="not empty"):
             target.restore(lines)
         assert entered == []

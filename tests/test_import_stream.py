@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from _schema import schema_objects
+from _schema import loads_entered, schema_objects
 from pidkit.store import Scope, Search, Store, open_store
 from pidkit.store.records import ImportRejectedError
 from pidkit.store.sql import _IMPORT_CHUNK, Cursor, SqlStore
@@ -292,25 +292,12 @@ def test_a_big_import_into_a_store_without_bindings_keeps_its_indexes(url: str, 
     assert len(store.list_changed(naan=NAAN, shoulder="fk4", limit=3)) == 3
 
 
-def _loads(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """The tables of every load that builds indexes after its rows (``_load_empty``) ``store`` enters."""
-    entered: list[tuple[str, ...]] = []
-    load = store._load_empty  # type: ignore[attr-defined]
-
-    def recording(cur: object, tables: tuple[str, ...]) -> object:
-        entered.append(tuple(tables))
-        return load(cur, tables)
-
-    monkeypatch.setattr(store, "_load_empty", recording)
-    return entered
-
-
 def test_only_a_big_import_into_a_store_without_bindings_defers_its_indexes(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A store with bindings keeps its indexes through an import (making them again would cost more than
     the import, and lock the tables it serves from), and so does a store through a small import."""
-    entered = _loads(store, monkeypatch)
+    entered = loads_entered(store, monkeypatch)
     with pytest.raises(ImportRejectedError):  # small, and refused: the store stays without bindings
         store.import_jsonl(iter([*_lines(_IMPORT_CHUNK - 2, "fk4a"), "[]\n"]))
     assert store.import_jsonl(_lines(BIG, "fk4d"), dry_run=True).created == BIG  # a dry run: never
@@ -379,7 +366,7 @@ def test_postgres_a_load_that_finds_bindings_once_it_holds_the_tables_keeps_thei
     rebuilt = _index_oids(store)
     assert rebuilt.keys() == made.keys() and rebuilt != made  # premise: a new oid tells an index made again
     monkeypatch.setattr(store, "_is_empty", lambda cur, table: True)
-    entered = _loads(store, monkeypatch)
+    entered = loads_entered(store, monkeypatch)
     assert store.import_jsonl(_lines(BIG, "fk4b")).created == BIG
     assert entered == [("bindings", "history")]  # the load was entered, and found the bindings
     assert _index_oids(store) == rebuilt
