@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from _schema import loads_entered, schema_objects
+from pidkit.noid import Minter
 from pidkit.store import Scope, Search, Store, open_store
 from pidkit.store.records import ImportRejectedError
 from pidkit.store.sql import _IMPORT_CHUNK, Cursor, SqlStore
@@ -441,6 +442,57 @@ def test_postgres_a_read_during_the_first_big_import_waits_for_it(store: Store) 
     reader.join(30)
     assert waited == [True]
     assert len(found) == 1 and getattr(found[0], "target", None) == "https://example.org/0"
+
+
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+def test_postgres_a_mint_during_the_first_big_import_waits_for_it_and_skips_what_it_bound(
+    store: Store,
+) -> None:
+    """The first big import holds its tables from its first chunk on and takes a NAAN's lock only when a
+    later chunk brings the NAAN; a mint under that NAAN, begun in between, waits for the import before it
+    takes the NAAN's lock (had it taken it first, each would wait for the other: PostgreSQL fails one of
+    them, "deadlock detected"), then skips the id the import bound."""
+    other = "99998"
+    store.add_naan(other)
+    m = store.create_minter("m", naan=other, template="fk4.reedeedk", seed=7)
+    reference = Minter(m.template, other, seed=m.seed)
+    first, second = (reference.mint_at(i) for i in range(2))
+    later = json.dumps({"text": f"ark:{other}/{first}", "target": "https://example.org/imported"}) + "\n"
+    reading, release = threading.Event(), threading.Event()
+
+    def source() -> Iterator[str]:
+        for i, line in enumerate(_lines(BIG)):
+            if i == _IMPORT_CHUNK + 10:  # the first chunk (NAAN 99999 alone) is written, the tables held
+                reading.set()
+                release.wait(30)
+                yield later  # the second chunk brings the minter's NAAN
+            yield line
+
+    errors: list[BaseException] = []
+    minted: list[str] = []
+
+    def run(work: Callable[[], object]) -> None:
+        try:
+            work()
+        except BaseException as exc:
+            errors.append(exc)
+
+    importer = threading.Thread(target=run, args=(lambda: store.import_jsonl(source()),))
+    importer.start()
+    assert reading.wait(60)
+    minter = threading.Thread(target=run, args=(lambda: minted.extend(store.mint("m", 1)),))
+    minter.start()
+    minter.join(1.0)
+    waited = minter.is_alive()
+    release.set()
+    importer.join(60)
+    minter.join(60)
+    assert not importer.is_alive() and not minter.is_alive()
+    assert errors == [] and waited
+    assert minted == [f"ark:{other}/{second}"]
+    b = store.get_binding(f"ark:{other}/{first}")
+    assert b is not None and b.target == "https://example.org/imported"
+    assert _count(store) == BIG + 1
 
 
 @pytest.mark.parametrize("url", ["postgres"], indirect=True)

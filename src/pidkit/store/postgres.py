@@ -16,7 +16,8 @@ exist is one :class:`~pidkit.errors.StoreError` at once, not the pool's retries 
 
 Writes that decide whether an ARK is free (mint batches, bind, tombstone, holds, imports) take
 ``pg_advisory_xact_lock(NAAN_LOCK, hashtext(naan))`` first: under READ COMMITTED a minter that
-checked ``bindings`` could otherwise mint an ARK tombstoned or bound in between.
+checked ``bindings`` could otherwise mint an ARK tombstoned or bound in between.  The statement also
+names the tables a first big import holds, so they are locked before the NAAN (:meth:`_lock_naan`).
 
 A resolver that asks :meth:`PostgresStore.naans_token` gets one more connection, in a thread of its
 own, that listens (``LISTEN``) for migration 7's ``NOTIFY pidkit_naans`` (a NAAN added, a first binding
@@ -43,7 +44,7 @@ from .jsonl import ImportRow
 from .keys import ArkKey
 from .records import Binding
 from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
-from .sql import Cursor, SqlStore, union_of
+from .sql import _IMPORTED_TABLES, Cursor, SqlStore, union_of
 from .urls import redact_url
 
 try:
@@ -66,6 +67,12 @@ _log = logging.getLogger("pidkit.store")
 MIGRATION_LOCK: Final = 0x706964_6B6974
 #: First key of the two-key advisory locks serializing writes per NAAN (the second: hashtext(naan)).
 NAAN_LOCK: Final = 0x6E61616E  # "naan"
+#: :meth:`PostgresStore._lock_naan`'s statement.
+_LOCK_NAAN: Final = (
+    "SELECT pg_advisory_xact_lock(?, hashtext(?)) "
+    f"WHERE NOT EXISTS (SELECT FROM {', '.join(_IMPORTED_TABLES)} LIMIT 0)"
+)
+
 _DEFAULT_POOL_MAX: Final = 10
 
 #: Rows per ``COPY`` of a restore into an empty store (:meth:`PostgresStore._restore_table`): memory is
@@ -262,7 +269,12 @@ class PostgresStore(SqlStore):
         self._exec(cur, "LOCK TABLE minters IN SHARE ROW EXCLUSIVE MODE")
 
     def _lock_naan(self, cur: Cursor, naan: str) -> None:
-        self._exec(cur, "SELECT pg_advisory_xact_lock(?, hashtext(?))", (NAAN_LOCK, naan))
+        """The NAAN's advisory lock, in a statement that names the tables the first big import into an
+        empty store holds exclusively (:data:`_IMPORTED_TABLES`, :meth:`_load_empty`): their shared locks
+        are taken as it is parsed, before the advisory lock, so a write waits for such an import before
+        it holds a NAAN that import may still need (the other order is a deadlock: each waits for the
+        other).  The subquery reads no row."""
+        self._exec(cur, _LOCK_NAAN, (NAAN_LOCK, naan))
 
     def _taken_in(self, cur: Cursor, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
         prefix = f"ark:{naan}/"
