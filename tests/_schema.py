@@ -1,12 +1,25 @@
 """What a store's database holds besides its rows, as the database describes it: shared by the tests of
 the loads that drop indexes and make them again (a restore into an empty store, a big import into a store
-without bindings)."""
+without bindings); and the URL of a test's PostgreSQL schema."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+
+
+def schema_url(base: str, schema: str) -> str:
+    """The URL of ``base``'s database with ``schema`` as its search_path, for a test's store.  Its commits
+    do not wait for the server to flush them to disk (``synchronous_commit=off``): what a test reads back
+    is the same (the server's own view of a commit does not change), and a test never outlives a crash of
+    the server (the one that restarts it runs its own cluster: ``stress/test_restore_restart.py``).
+
+    >>> schema_url("postgresql://127.0.0.1/test", "s1")
+    'postgresql://127.0.0.1/test?options=-csearch_path%3Ds1%20-csynchronous_commit%3Doff'
+    """
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}options=-csearch_path%3D{schema}%20-csynchronous_commit%3Doff"
 
 
 def schema_objects(url: str) -> list[tuple[str, ...]]:

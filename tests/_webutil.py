@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import pytest
 from fastapi.testclient import TestClient
 
+from _schema import schema_url
 from pidkit.store import Erc, Store, open_store
 from pidkit.web import Settings, create_app
 
@@ -63,9 +64,8 @@ def _postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
     schema = f"web_{secrets.token_hex(6)}"
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
-    sep = "&" if "?" in base else "?"
     try:
-        yield f"{base}{sep}options=-csearch_path%3D{schema}"
+        yield schema_url(base, schema)
     finally:
         with psycopg.connect(base, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')

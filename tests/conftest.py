@@ -7,12 +7,16 @@ where a missing URL is a failure, so that CI can never pass them by skipping.
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, Final
 
 import pytest
+
+from _schema import schema_url
 
 DATA = Path(__file__).parent / "data"
 # The web tests both import _webutil and load it as a plugin (its fixtures): mark it for assertion
@@ -24,6 +28,35 @@ pytest.register_assert_rewrite("_webutil")
 def data_dir() -> Path:
     """``tests/data``: vectors, GEDCOM files, fixtures (their sources and licences: tests/data/README.md)."""
     return DATA
+
+
+#: Argon2id at its smallest cost (one pass over 8 KiB, one lane): the hash and check of every password made
+#: by the tests in this process, which sign in thousands of times.  Still Argon2id, through the same code;
+#: a hash keeps its own cost, so one made with the defaults is checked at theirs.  The parameters a real
+#: deployment hashes with are the library's own, checked with them by ``real_argon2`` (test_accounts.py);
+#: the servers and commands the tests start as processes hash at those too.
+CHEAP_ARGON2: Final[dict[str, Any]] = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cheap_argon2() -> Iterator[None]:
+    from argon2 import PasswordHasher
+
+    from pidkit.store import accounts
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(accounts, "_hasher", functools.partial(PasswordHasher, **CHEAP_ARGON2))
+        yield
+
+
+@pytest.fixture
+def real_argon2(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hash passwords at the parameters a deployment uses (undoes ``_cheap_argon2`` for one test)."""
+    from argon2 import PasswordHasher
+
+    from pidkit.store import accounts
+
+    monkeypatch.setattr(accounts, "_hasher", PasswordHasher)
 
 
 @pytest.fixture(scope="session")
@@ -49,8 +82,7 @@ def new_postgres_url(postgres_url: str) -> Iterator[Callable[[], str]]:
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(f"CREATE SCHEMA {schema}")
         made.append(schema)
-        sep = "&" if "?" in postgres_url else "?"
-        return f"{postgres_url}{sep}options=-csearch_path%3D{schema}"
+        return schema_url(postgres_url, schema)
 
     yield new_url
     with psycopg.connect(postgres_url, autocommit=True) as conn:

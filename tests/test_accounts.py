@@ -39,14 +39,19 @@ def store(url: str) -> Iterator[Store]:
         yield s
 
 
-def test_password_is_hashed_with_argon2id_and_never_stored(store: Store) -> None:
+def test_password_is_hashed_with_argon2id_and_never_stored(store: Store, real_argon2: None) -> None:
+    """At the parameters a deployment uses: RFC 9106's second recommended option (t=3, p=4, 64 MiB), the
+    library's default (the other tests hash at the smallest cost: conftest.CHEAP_ARGON2)."""
     store.add_user("ann", PASSWORD, naan="99999", shoulder="fk4")
     import io
 
     out = io.StringIO()
     store.dump(out)
     assert PASSWORD not in out.getvalue()
-    assert '"password_hash":"$argon2id$' in out.getvalue()
+    assert '"password_hash":"$argon2id$v=19$m=65536,t=3,p=4$' in out.getvalue()
+    assert store.authenticate("ann", PASSWORD, address="a").name == "ann"
+    with pytest.raises(SignInRefusedError):
+        store.authenticate("ann", PASSWORD + "x", address="a")
     assert PASSWORD not in str(store.history("user", "ann"))
     assert store.check() == []
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import pytest
 
+from _schema import schema_url
 from test_edge import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,9 +213,8 @@ def fresh_schema(base_url: str) -> Iterator[str]:
     schema = f"docs_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(base_url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
-    sep = "&" if "?" in base_url else "?"
     try:
-        yield f"{base_url}{sep}options=-csearch_path%3D{schema}"
+        yield schema_url(base_url, schema)
     finally:
         with psycopg.connect(base_url, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')

@@ -26,6 +26,8 @@ from pidkit.store import Store, open_store
 NAAN = "99999"
 #: Bindings in the source store: enough for each command to run a good part of a second.
 N = 20_000
+#: Bindings of the store an import is killed in: its old state (what the kill must leave, if not the new).
+OLD = 200
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -45,12 +47,12 @@ def _lines(n: int, prefix: str = "fk4b") -> list[str]:
     ]  # fmt: skip
 
 
-def _fill(store: Store) -> None:
+def _fill(store: Store, n: int = N) -> None:
     store.add_naan(NAAN, "Test", shoulders=["b5"])
     store.create_minter("m", naan=NAAN, template="b5.sdddd", seed=1)
     store.mint("m", 500)
     store.add_hold("m", "b5x")
-    store.import_jsonl(_lines(N))
+    store.import_jsonl(_lines(n))
     store.bind(f"ark:{NAAN}/fk4b1", status="unavailable", reason="withdrawn")
 
 
@@ -124,14 +126,14 @@ def test_kill_9_during_import(new_url: Callable[[], str], tmp_path: Path) -> Non
     lines.write_text("".join(_lines(N, "fk4i")), encoding="utf-8")
     reference = new_url()
     with open_store(reference) as s:
-        _fill(s)
+        _fill(s, OLD)
     took = _timed(reference, "import", str(lines))
     new_bindings = set(_bindings(reference))
     killed = 0
     for fraction in FRACTIONS:
         url = new_url()
         with open_store(url) as s:
-            _fill(s)
+            _fill(s, OLD)
         old = _state(url)
         code = _killed(url, took * fraction, "import", str(lines))
         killed += code == -signal.SIGKILL

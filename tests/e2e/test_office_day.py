@@ -70,10 +70,10 @@ def _writes_held(db: str) -> Iterator[None]:
         return
     import psycopg
 
-    from pidkit.store.postgres import NAAN_LOCK
+    from pidkit.store.postgres import _LOCK_NAAN, NAAN_LOCK
 
     with psycopg.connect(db) as pg:
-        pg.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (NAAN_LOCK, "99999"))
+        pg.execute(_LOCK_NAAN.replace("?", "%s"), (NAAN_LOCK, "99999"))  # the store's own statement
         yield
         pg.rollback()
 
