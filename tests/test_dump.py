@@ -393,21 +393,22 @@ def test_a_refused_row_deep_in_a_long_table_is_named(new_url: Callable[[], str],
 
 
 def test_dump_streams_in_constant_memory(tmp_path: Path) -> None:
-    """The dump of 200,000 minted ids is written row by row: the Python heap does not grow with it."""
+    """The dump of 50,000 minted ids (6.4 MB of text) is written row by row: the Python heap does not grow
+    with it (its peak is about 0.5 MB, as for 200,000 ids)."""
     import tracemalloc
 
     url = f"sqlite:///{tmp_path / 'big.db'}"
     with open_store(url) as store:
         store.add_naan(NAAN)
         store.create_minter("z", naan=NAAN, template="z.zd", seed=0)
-        for _ in store.mint_batches("z", 200_000, batch_size=50_000):
+        for _ in store.mint_batches("z", 50_000, batch_size=50_000):
             pass
         tracemalloc.start()
         with open(os.devnull, "w") as sink:
             store.dump(sink)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    assert peak < 5_000_000, f"peak {peak:,} bytes"
+    assert peak < 2_000_000, f"peak {peak:,} bytes"
 
 
 def test_restore_streams_in_constant_memory(new_url: Callable[[], str], tmp_path: Path) -> None:

@@ -107,6 +107,7 @@ def test_kill_9_during_restore(new_url: Callable[[], str], tmp_path: Path) -> No
     took = _timed(full, "restore", str(dump))
     new = _state(full)
     outcomes = []
+    rerun = True
     for fraction in FRACTIONS:
         target = new_url()
         open_store(target).close()  # the old state: an empty store
@@ -116,7 +117,8 @@ def test_kill_9_during_restore(new_url: Callable[[], str], tmp_path: Path) -> No
         assert state in (old, new)
         outcomes.append((code, state == new))
         _check_cli(target)
-        if state == old:  # the restore can be run again
+        if state == old and rerun:  # the restore can be run again (once: the state is the old one anyway)
+            rerun = False
             assert _timed(target, "restore", str(dump)) > 0 and _state(target) == new
     assert any(code == -signal.SIGKILL for code, _ in outcomes), outcomes
 
