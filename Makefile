@@ -92,7 +92,10 @@ WITH_POSTGRES = url="$${PIDKIT_TEST_POSTGRES_URL:-}"; \
 
 # -n auto: one pytest worker per core (pytest-xdist); --dist worksteal: an idle worker takes
 # tests queued on the other (a few tests take half a minute).  PYTEST_ARGS="-n 0" runs serially.
+# compileall first: the hundreds of `python -m pidkit` processes the tests start then read pidkit's
+# bytecode instead of compiling it each (0.3 s a start instead of 0.5 where PYTHONDONTWRITEBYTECODE is set).
 unit: install system-tools
+	@$(BIN)/python -m compileall -q src
 	@$(WITH_POSTGRES) $(BIN)/pytest -q -n auto --dist worksteal $(PYTEST_ARGS)
 
 test: lint typecheck unit

@@ -71,13 +71,22 @@ def _postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A fresh, empty store URL on each backend."""
+#: The backends a web test runs on (``request.param`` of :func:`new_store_url`).
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def new_store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A fresh, empty store URL on the backend ``request.param`` names (dropped after)."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('web')}/web.db"
     else:
         yield from _postgres_url(request)
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A fresh, empty store URL on each backend."""
+    yield from new_store_url(request, tmp_path_factory)
 
 
 @pytest.fixture

@@ -8,11 +8,14 @@ really answers those requests without FastAPI, and that everything else still re
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from pidkit.store import Store
+from _webutil import BACKENDS, new_store_url, seed
+from pidkit.store import Store, open_store
 from pidkit.web import Settings, create_app
 from pidkit.web.app import ASGIApp, Receive, Scope, Send
 from pidkit.web.fastpath import is_fast
@@ -69,11 +72,25 @@ def route_client(client: TestClient) -> TestClient:
     return TestClient(_fastapi_only(client.app), follow_redirects=False)
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def clients(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, TestClient]]:
+    """Two clients over one app on one seeded store per backend, shared by the comparisons (``GET`` and
+    ``HEAD`` change nothing): one as served, one entering at FastAPI (the route)."""
+    for url in new_store_url(request, tmp_path_factory):
+        with open_store(url) as store:
+            seed(store)
+            with TestClient(create_app(store, settings=Settings(max_body=4096)), follow_redirects=False) as c:
+                assert isinstance(c.app, FastAPI)
+                yield c, TestClient(_fastapi_only(c.app), follow_redirects=False)
+
+
 @pytest.mark.parametrize("method", ["GET", "HEAD"])
 @pytest.mark.parametrize("accept", [a for _, a in ACCEPTS], ids=[i for i, _ in ACCEPTS])
 @pytest.mark.parametrize(("path", "status"), [(p, s) for _, p, s in PATHS], ids=[i for i, _, _ in PATHS])
-def test_fast_path_matches_route(client: TestClient, route_client: TestClient, method: str,
+def test_fast_path_matches_route(clients: tuple[TestClient, TestClient], method: str,
                                  accept: str | None, path: str, status: int) -> None:
+    client, route_client = clients
     fast = _answer(client, method, path, accept)
     route = _answer(route_client, method, path, accept)
     assert fast[0] == status
