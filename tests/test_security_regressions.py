@@ -239,30 +239,6 @@ def test_tombstone_waits_for_a_mint_batch_in_progress(
         assert minted == [nxt]  # minted first, then withdrawn: the order the lock imposed
 
 
-@pytest.mark.postgres
-def test_a_naans_lock_is_its_stores_own(new_postgres_url: Callable[[], str]) -> None:
-    """Two stores in two schemas of one database: a write under NAAN 99999 in one does not wait for a
-    transaction of the other that holds the lock of its own NAAN 99999."""
-    with open_store(new_postgres_url()) as one, open_store(new_postgres_url()) as two:
-        for store in (one, two):
-            store.add_naan(NAAN, "t")
-        assert isinstance(one, SqlStore)
-        done = threading.Event()
-
-        def bind() -> None:
-            two.bind(f"ark:{NAAN}/x", "https://e.org/x")
-            done.set()
-
-        with one._transaction(write=True) as cur:
-            one._lock_naan(cur, NAAN)
-            worker = threading.Thread(target=bind)
-            worker.start()
-            answered = done.wait(10)  # (had the lock been the database's, the bind waits for this commit)
-        worker.join(30)
-        assert answered
-        assert two.get_binding(f"ark:{NAAN}/x") is not None
-
-
 # --- 5. PostgreSQL down: short waits ----------------------------------------------------------------
 
 @pytest.mark.postgres

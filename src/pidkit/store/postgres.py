@@ -15,11 +15,11 @@ connection, bounded by libpq's ``connect_timeout`` (default ``$PIDKIT_PG_TIMEOUT
 exist is one :class:`~pidkit.errors.StoreError` at once, not the pool's retries until its timeout.
 
 Writes that decide whether an ARK is free (mint batches, bind, tombstone, holds, imports) take
-``pg_advisory_xact_lock(NAAN_LOCK, hashtext(current_schema() || '/' || naan))`` first: under READ
-COMMITTED a minter that checked ``bindings`` could otherwise mint an ARK tombstoned or bound in between.
-The lock is the store's own: a store in another schema of the database never waits for it.  The
-statement also names the tables a first big import holds, so they are locked before the NAAN
-(:meth:`_lock_naan`).
+``pg_advisory_xact_lock(NAAN_LOCK, hashtext(naan))`` first: under READ COMMITTED a minter that
+checked ``bindings`` could otherwise mint an ARK tombstoned or bound in between.  The statement also
+names the tables a first big import holds, so they are locked before the NAAN (:meth:`_lock_naan`).
+(The key is the NAAN's alone, as every earlier version takes it: a process of an earlier version
+writing beside this one during an upgrade still waits for the same lock.)
 
 A resolver that asks :meth:`PostgresStore.naans_token` gets one more connection, in a thread of its
 own, that listens (``LISTEN``) for migration 7's ``NOTIFY pidkit_naans`` (a NAAN added, a first binding
@@ -67,12 +67,11 @@ _log = logging.getLogger("pidkit.store")
 
 #: Advisory lock key serializing schema migrations ("pidkit" in ASCII).
 MIGRATION_LOCK: Final = 0x706964_6B6974
-#: First key of the two-key advisory locks serializing writes per NAAN (the second: the hash of the
-#: store's schema and the NAAN, so that stores in other schemas of the database never wait for it).
+#: First key of the two-key advisory locks serializing writes per NAAN (the second: hashtext(naan)).
 NAAN_LOCK: Final = 0x6E61616E  # "naan"
 #: :meth:`PostgresStore._lock_naan`'s statement.
 _LOCK_NAAN: Final = (
-    "SELECT pg_advisory_xact_lock(?, hashtext(current_schema() || '/' || ?)) "
+    "SELECT pg_advisory_xact_lock(?, hashtext(?)) "
     f"WHERE NOT EXISTS (SELECT FROM {', '.join(_IMPORTED_TABLES)} LIMIT 0)"
 )
 
