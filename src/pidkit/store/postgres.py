@@ -264,6 +264,10 @@ class PostgresStore(SqlStore):
     def _lock_migrations(self, cur: Cursor) -> None:
         self._exec(cur, "SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
 
+    def _has_table(self, cur: Cursor, name: str) -> bool:
+        self._exec(cur, "SELECT to_regclass(?) IS NOT NULL", (name,))  # through the search_path
+        return bool(cur.fetchone()[0])
+
     def _hold_mints(self, cur: Cursor) -> None:
         """``SHARE ROW EXCLUSIVE`` on ``minters``: a mint batch's first write (``_reserve``'s ``UPDATE``)
         waits for it; taken before the restore writes anything, so a batch already under way ends

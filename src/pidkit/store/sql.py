@@ -376,7 +376,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     # -- migrations ---------------------------------------------------------------------------------
     def _migrate(self) -> None:
         """Apply the migrations this database lacks, all in ONE locked transaction (an old store is
-        upgraded completely or not at all); a store of a newer schema than this code knows is refused."""
+        upgraded completely or not at all); a store of a newer schema than this code knows is refused.
+
+        A store that has every migration is only read first (:meth:`_schema_current`), without the
+        lock or a write transaction: opening it never waits for a writer (SQLite's write lock, held by
+        a long import, made every open wait 30 s and fail "database is locked") nor holds the opening
+        of other stores of the database back (PostgreSQL's migration lock is the database's)."""
+        if self._schema_current():
+            return
         with self._transaction(write=True) as cur:
             self._lock_migrations(cur)
             self._exec(cur, _SCHEMA_VERSION_DDL)
@@ -399,6 +406,23 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     "INSERT INTO schema_version (version, name, applied) VALUES (?, ?, ?)",
                     (migration.version, migration.name, now()),
                 )
+
+    def _schema_current(self) -> bool:
+        """Whether the store has every migration this code ships and no newer one (then
+        :attr:`migrated_from` is its version); read in a read-only transaction."""
+        with self._transaction(write=False) as cur:
+            if not self._has_table(cur, "schema_version"):
+                return False
+            self._exec(cur, "SELECT version FROM schema_version")
+            applied = {int(row[0]) for row in cur.fetchall()}
+        if applied != {m.version for m in load_migrations()}:
+            return False
+        self.migrated_from = max(applied)
+        return True
+
+    @abc.abstractmethod
+    def _has_table(self, cur: Cursor, name: str) -> bool:
+        """Whether the store's schema has a table ``name``."""
 
     # -- history ------------------------------------------------------------------------------------
     def _record(

@@ -404,6 +404,10 @@ class SqliteStore(SqlStore):
     def _lock_migrations(self, cur: Cursor) -> None:
         """``BEGIN IMMEDIATE`` already holds the database's write lock."""
 
+    def _has_table(self, cur: Cursor, name: str) -> bool:
+        cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        return cur.fetchone() is not None
+
     def _taken_in(self, cur: Cursor, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
         taken: set[str] = set()
         prefix = f"ark:{naan}/"
