@@ -24,8 +24,9 @@ import pytest
 from pidkit.store import Store, open_store
 
 NAAN = "99999"
-#: Bindings in the source store: enough for each command to run a good part of a second.
-N = 20_000
+#: Bindings in the source store: enough for each command to run a second or more (0.9 to 2.6 s on a
+#: 2-core machine, of which about 0.3 s is starting Python), so that every kill lands in its work.
+N = 10_000
 #: Bindings of the store an import is killed in: its old state (what the kill must leave, if not the new).
 OLD = 200
 
