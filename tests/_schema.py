@@ -1,9 +1,13 @@
 """What a store's database holds besides its rows, as the database describes it: shared by the tests of
 the loads that drop indexes and make them again (a restore into an empty store, a big import into a store
-without bindings); and the URL of a test's PostgreSQL schema."""
+without bindings); the URL of a test's PostgreSQL schema; two writers at once, and a lock held elsewhere."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -59,3 +63,54 @@ def loads_entered(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str
 
     monkeypatch.setattr(store, "_load_empty", recording)
     return entered
+
+
+def waits_for(first: Callable[[], object], paused: threading.Event, release: threading.Event,
+              second: Callable[[], object]) -> bool:
+    """Run ``first`` in a thread until it sets ``paused`` (and waits for ``release``); then ``second`` in
+    another; return whether ``second`` was still waiting a second later.  Both are then let finish; an
+    error of either is raised (a deadlock PostgreSQL broke, say)."""
+    errors: list[BaseException] = []
+
+    def run(work: Callable[[], object]) -> None:
+        try:
+            work()
+        except BaseException as exc:
+            errors.append(exc)
+
+    one = threading.Thread(target=run, args=(first,))
+    one.start()
+    assert paused.wait(60)
+    two = threading.Thread(target=run, args=(second,))
+    two.start()
+    two.join(1.0)
+    waited = two.is_alive()
+    release.set()
+    one.join(60)
+    two.join(60)
+    assert not one.is_alive() and not two.is_alive()
+    if errors:
+        raise errors[0]
+    return waited
+
+
+@contextlib.contextmanager
+def held(url: str, statement: str, params: tuple[object, ...]) -> Iterator[None]:
+    """Another connection's hold on the store for as long as the block runs, released with nothing
+    written: on SQLite the database's write lock (``BEGIN IMMEDIATE``); on PostgreSQL what ``statement``
+    takes in a transaction (an advisory lock, say)."""
+    if url.startswith("sqlite:///"):
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            yield
+            conn.execute("ROLLBACK")
+        finally:
+            conn.close()
+        return
+    import psycopg
+
+    with psycopg.connect(url) as pg:
+        pg.execute(statement, params)
+        yield
+        pg.rollback()

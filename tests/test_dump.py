@@ -19,7 +19,7 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from _schema import loads_entered, schema_objects
+from _schema import loads_entered, schema_objects, waits_for
 from pidkit.errors import ExhaustedError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import Erc, Store, open_store
@@ -260,18 +260,9 @@ def test_a_mint_waits_for_a_merge_restore_and_skips_what_it_bound(new_url: Calla
                 yield line
 
         minted: list[str] = []
-        restorer = threading.Thread(target=lambda: store.restore(paused(), merge=True))
-        restorer.start()
-        assert reading.wait(30)
-        minter = threading.Thread(target=lambda: minted.extend(store.mint("m", 1)))
-        minter.start()
-        minter.join(1.0)
-        waited = minter.is_alive()
-        release.set()
-        restorer.join(30)
-        minter.join(30)
-        assert not restorer.is_alive() and not minter.is_alive()
-        assert waited and minted == [after]
+        assert waits_for(lambda: store.restore(paused(), merge=True), reading, release,
+                         lambda: minted.extend(store.mint("m", 1)))  # fmt: skip
+        assert minted == [after]
         b = store.get_binding(ark)
         assert b is not None and b.target == "https://example.org/restored"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from _schema import loads_entered, schema_objects
+from _schema import loads_entered, schema_objects, waits_for
 from pidkit.noid import Minter
 from pidkit.store import Scope, Search, Store, open_store, sql
 from pidkit.store.records import ImportRejectedError
@@ -477,27 +477,9 @@ def test_postgres_a_mint_during_the_first_big_import_waits_for_it_and_skips_what
                 yield later  # the second chunk brings the minter's NAAN
             yield line
 
-    errors: list[BaseException] = []
     minted: list[str] = []
-
-    def run(work: Callable[[], object]) -> None:
-        try:
-            work()
-        except BaseException as exc:
-            errors.append(exc)
-
-    importer = threading.Thread(target=run, args=(lambda: store.import_jsonl(source()),))
-    importer.start()
-    assert reading.wait(60)
-    minter = threading.Thread(target=run, args=(lambda: minted.extend(store.mint("m", 1)),))
-    minter.start()
-    minter.join(1.0)
-    waited = minter.is_alive()
-    release.set()
-    importer.join(60)
-    minter.join(60)
-    assert not importer.is_alive() and not minter.is_alive()
-    assert errors == [] and waited
+    assert waits_for(lambda: store.import_jsonl(source()), reading, release,
+                     lambda: minted.extend(store.mint("m", 1)))  # fmt: skip
     assert minted == [f"ark:{other}/{second}"]
     b = store.get_binding(f"ark:{other}/{first}")
     assert b is not None and b.target == "https://example.org/imported"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import io
 import json
@@ -23,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _schema import held
 from pidkit.errors import (
     ArkError,
     ConflictError,
@@ -845,31 +845,6 @@ def test_concurrent_first_open_migrates_once(backend: Callable[[], str]) -> None
         assert len(_raw(s, "SELECT version FROM schema_version")) == len(load_migrations())
 
 
-@contextlib.contextmanager
-def _writer_elsewhere(url: str) -> Iterator[None]:
-    """Another process's hold on the store for as long as the block runs: on SQLite, a write transaction
-    (the database's write lock, as a long import holds it); on PostgreSQL, the migration lock (as a
-    migration of any store of the database, or one waiting on its own store's tables, holds it)."""
-    if url.startswith("sqlite:///"):
-        other = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
-        try:
-            other.execute("BEGIN IMMEDIATE")
-            other.execute("INSERT INTO naans (naan, name, created) VALUES ('00001', 'x', 'x')")
-            yield
-            other.execute("ROLLBACK")
-        finally:
-            other.close()
-        return
-    import psycopg
-
-    from pidkit.store.postgres import MIGRATION_LOCK
-
-    with psycopg.connect(url) as conn:
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        yield
-        conn.rollback()
-
-
 def test_a_store_at_the_current_schema_opens_beside_a_writer(url: str) -> None:
     """Opening a store that has every migration only reads its version: it neither waits for a writer
     (SQLite: it waited 30 s and failed, "database is locked", while an import ran) nor for the migration
@@ -877,7 +852,10 @@ def test_a_store_at_the_current_schema_opens_beside_a_writer(url: str) -> None:
     with open_store(url) as s:
         s.add_naan(NAAN, "Test")
         s.bind(f"ark:{NAAN}/x", "https://example.org/x")
-    with _writer_elsewhere(url):
+    from pidkit.store.postgres import MIGRATION_LOCK
+
+    # another process writing (SQLite: as a long import does), or migrating any store of the database
+    with held(url, "SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,)):
         start = time.monotonic()
         with open_store(url) as s:
             b = s.get_binding(f"ark:{NAAN}/x")

@@ -24,7 +24,7 @@ import json
 import re
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_browser import ARGS, CHROMIUM, VIEWPORTS, _need_browser
 from test_office_browser import SIGNIN, _axe, _shots_folder
 
+from _schema import held
 from pidkit import noid
 from pidkit.web.officeimport import INLINE_LINES
 from test_demo import demo_server, free_port
@@ -55,28 +56,13 @@ def _expire_sessions(db: str) -> int:
         return pg.execute("UPDATE sessions SET expires = %s", (past,)).rowcount
 
 
-@contextlib.contextmanager
-def _writes_held(db: str) -> Iterator[None]:
+def _writes_held(db: str) -> contextlib.AbstractContextManager[None]:
     """Hold the store's write lock for NAAN 99999 from this process (SQLite: the database's write lock;
-    PostgreSQL: the advisory lock the store takes per NAAN), so that an import started meanwhile waits
-    (reads go on); released, nothing written, when the block ends."""
-    if db.startswith("sqlite:///"):
-        conn = sqlite3.connect(db.removeprefix("sqlite:///"), isolation_level=None)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            yield
-            conn.execute("ROLLBACK")
-        finally:
-            conn.close()
-        return
-    import psycopg
-
+    PostgreSQL: the advisory lock the store takes per NAAN, by its own statement), so that an import
+    started meanwhile waits (reads go on); released, nothing written, when the block ends."""
     from pidkit.store.postgres import _LOCK_NAAN, NAAN_LOCK
 
-    with psycopg.connect(db) as pg:
-        pg.execute(_LOCK_NAAN.replace("?", "%s"), (NAAN_LOCK, "99999"))  # the store's own statement
-        yield
-        pg.rollback()
+    return held(db, _LOCK_NAAN.replace("?", "%s"), (NAAN_LOCK, "99999"))
 
 
 @pytest.fixture
