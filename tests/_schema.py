@@ -66,10 +66,10 @@ def loads_entered(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str
 
 
 def waits_for(first: Callable[[], object], paused: threading.Event, release: threading.Event,
-              second: Callable[[], object]) -> bool:
+              second: Callable[[], object], patience: float = 1.0) -> bool:
     """Run ``first`` in a thread until it sets ``paused`` (and waits for ``release``); then ``second`` in
-    another; return whether ``second`` was still waiting a second later.  Both are then let finish; an
-    error of either is raised (a deadlock PostgreSQL broke, say)."""
+    another; return whether ``second`` was still waiting ``patience`` seconds later.  Both are then let
+    finish; an error of either is raised (a deadlock PostgreSQL broke, say)."""
     errors: list[BaseException] = []
 
     def run(work: Callable[[], object]) -> None:
@@ -83,7 +83,7 @@ def waits_for(first: Callable[[], object], paused: threading.Event, release: thr
     assert paused.wait(60)
     two = threading.Thread(target=run, args=(second,))
     two.start()
-    two.join(1.0)
+    two.join(patience)
     waited = two.is_alive()
     release.set()
     one.join(60)

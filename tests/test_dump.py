@@ -24,6 +24,7 @@ from pidkit.errors import ExhaustedError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import Erc, Store, open_store
 from pidkit.store.dump import parse_row, read_rows
+from pidkit.store.migrations import LATEST
 from pidkit.store.records import check_text
 from pidkit.store.rows import TABLES
 
@@ -265,6 +266,31 @@ def test_a_mint_waits_for_a_merge_restore_and_skips_what_it_bound(new_url: Calla
         assert minted == [after]
         b = store.get_binding(ark)
         assert b is not None and b.target == "https://example.org/restored"
+
+
+@pytest.mark.postgres
+def test_a_restore_never_holds_back_the_opening_of_another_store(new_postgres_url: Callable[[], str]) -> None:
+    """A restore keeps its own store from being migrated, not every store of the database: a new store
+    (whose first opening migrates it) opens while a restore into another one is under way."""
+    with open_store(new_postgres_url()) as source:
+        _fill(source)
+        lines = _dump(source)
+    reading, release = threading.Event(), threading.Event()
+
+    def paused() -> Iterator[str]:
+        for i, line in enumerate(lines):
+            if i == len(lines) - 1:
+                reading.set()
+                release.wait(30)
+            yield line
+
+    with open_store(new_postgres_url()) as target:
+        fresh = new_postgres_url()
+        assert not waits_for(lambda: target.restore(paused()), reading, release,
+                             lambda: open_store(fresh).close(), patience=20)  # fmt: skip
+        assert _dump(target)[1:] == lines[1:]
+    with open_store(fresh) as new:
+        assert new.schema_version() == LATEST
 
 
 def test_merge_never_overwrites(new_url: Callable[[], str]) -> None:

@@ -67,6 +67,8 @@ _log = logging.getLogger("pidkit.store")
 
 #: Advisory lock key serializing schema migrations ("pidkit" in ASCII).
 MIGRATION_LOCK: Final = 0x706964_6B6974
+#: First key of the two-key advisory lock of one store's schema (the second: the hash of its name).
+SCHEMA_LOCK: Final = 0x736368  # "sch"
 #: First key of the two-key advisory locks serializing writes per NAAN (the second: hashtext(naan)).
 NAAN_LOCK: Final = 0x6E61616E  # "naan"
 #: :meth:`PostgresStore._lock_naan`'s statement.
@@ -262,7 +264,16 @@ class PostgresStore(SqlStore):
             return cur.fetchall()
 
     def _lock_migrations(self, cur: Cursor) -> None:
+        """The database's migration lock (the key every version of pidkit takes), then the store's own
+        (:meth:`_lock_schema`)."""
         self._exec(cur, "SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+        self._lock_schema(cur)
+
+    def _lock_schema(self, cur: Cursor) -> None:
+        """The store's own migration lock: :data:`SCHEMA_LOCK` and the hash of its schema's name.  A
+        restore holds it, not the database's: a long restore held back the opening of every new store of
+        the database (in the test suite, 12-second stalls)."""
+        self._exec(cur, "SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))", (SCHEMA_LOCK,))
 
     def _has_table(self, cur: Cursor, name: str) -> bool:
         self._exec(cur, "SELECT to_regclass(?) IS NOT NULL", (name,))  # through the search_path

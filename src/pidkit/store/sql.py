@@ -316,7 +316,13 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
 
     @abc.abstractmethod
     def _lock_migrations(self, cur: Cursor) -> None:
-        """Serialize migrations across processes inside the current transaction."""
+        """Serialize migrations across processes inside the current transaction (and hold off what
+        :meth:`_lock_schema` holds off)."""
+
+    def _lock_schema(self, cur: Cursor) -> None:
+        """Keep this store's schema from being migrated until the current transaction ends (a restore),
+        without holding back the migrations of other stores of the database; a backend whose write
+        transactions are already serial (SQLite) leaves it empty."""
 
     @abc.abstractmethod
     def _taken_in(self, cur: Cursor, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
@@ -1443,7 +1449,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         restored = dict.fromkeys(order, 0)
         seen = dict.fromkeys(order, 0)
         with self._transaction(write=True) as cur, ExitStack() as bulk:
-            self._lock_migrations(cur)
+            self._lock_schema(cur)
 
             def refuse_unless_empty() -> None:
                 for table in TABLES:
