@@ -49,7 +49,7 @@ from .keys import (
     template_prefix,
 )
 from .keys import blade as blade_of
-from .migrations import LATEST
+from .migrations import LATEST, VERSIONS
 from .migrations import load as load_migrations
 from .overview import SqlOverview
 from .records import (
@@ -421,7 +421,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 return False
             self._exec(cur, "SELECT version FROM schema_version")
             applied = {int(row[0]) for row in cur.fetchall()}
-        if applied != {m.version for m in load_migrations()}:
+        if applied != VERSIONS:
             return False
         self.migrated_from = max(applied)
         return True

@@ -69,5 +69,7 @@ def load() -> list[Migration]:
     ]
 
 
+#: The versions of the migrations shipped (read once: an open of a store that has them all compares).
+VERSIONS: Final = frozenset(m.version for m in load())
 #: The schema version this code writes: the highest migration shipped.
-LATEST: Final = max(m.version for m in load())
+LATEST: Final = max(VERSIONS)
