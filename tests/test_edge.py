@@ -496,21 +496,47 @@ def test_watch_rewrites_and_reloads(tmp_path: Path) -> None:
     assert out.count("wrote ") >= 3 and "interrupted" in out, out
 
 
-def test_change_token_on_postgres(new_postgres_url: Callable[[], str]) -> None:
-    postgres_store_url = new_postgres_url()
-    with open_store(postgres_store_url) as store:
-        store.add_naan(NAAN)
-        token = ChangeToken(postgres_store_url)
+def test_change_token_on_postgres_hears_each_committed_change_to_its_own_bindings(
+    new_postgres_url: Callable[[], str],
+) -> None:
+    """Migration 10's notification: every kind of change another connection commits (insert, update,
+    delete) is seen within moments — changes made in quick succession too, which the statistics
+    counters read before publish up to 10 s late — and a change rolled back, or made in another store of
+    the same database, is not."""
+    url, neighbour_url = new_postgres_url(), new_postgres_url()  # two schemas of one database
+    with open_store(url) as store, open_store(url) as writer, open_store(neighbour_url) as neighbour:
+        writer.add_naan(NAAN)
+        neighbour.add_naan(NAAN)
+        token = ChangeToken(store, url)
         try:
             first = token.read()
-            assert token.read() == first
-            store.bind("ark:12345/pg", "https://example.org/pg")
-            until(lambda: token.read() != first, timeout=15)
+            assert first == token.read() and first[0] == "heard", first  # listening: not the counters
+            changes: list[Callable[[], object]] = [
+                lambda: writer.bind("ark:12345/a", "https://example.org/a"),  # INSERT
+                lambda: writer.bind("ark:12345/a", "https://example.org/b"),  # UPDATE
+                lambda: writer.tombstone("ark:12345/a", "gone"),  # UPDATE
+                lambda: writer.bind("ark:12345/r", None, status="reserved"),  # INSERT
+                lambda: writer.delete("ark", "ark:12345/r"),  # DELETE
+                lambda: writer.import_jsonl(['{"text": "ark:12345/i", "target": "https://example.org/i"}\n']),
+            ]
+            for change in changes:
+                before = token.read()
+                change()
+                until(lambda: token.read() != before, timeout=3)  # noqa: B023 - read at once
+            settled = token.read()
+            neighbour.bind("ark:12345/n", "https://example.org/n")
+            with contextlib.suppress(ZeroDivisionError), writer._transaction(write=True) as cur:  # type: ignore[attr-defined]
+                cur.execute("UPDATE bindings SET target = 'https://example.org/x'")
+                assert cur.rowcount == 2  # a and i
+                _ = 1 / 0  # rolled back
+            with contextlib.closing(open_store(url)) as probe:  # a commit after them: its notice comes last
+                probe.bind("ark:12345/last", "https://example.org/last")
+            until(lambda: token.read() != settled, timeout=3)
+            assert cast(Any, token.read()[1])[0] == cast(Any, settled[1])[0] + 1  # the last commit alone
         finally:
             token.close()
-        with contextlib.closing(open_store(postgres_store_url)) as other:
-            out = io.StringIO()
-            assert write_map(other, out).mapped == 2
+        out = io.StringIO()
+        assert write_map(store, out).mapped == 4  # i and last, in two spellings each (a is a tombstone)
 
 
 def test_cli_on_postgres_names_the_store_without_its_password(

@@ -545,7 +545,7 @@ def test_postgres_listener_comes_back_and_own_writes_count(new_postgres_url: Cal
         first = store.naans_token()
         store.add_naan("99999")
         assert store.naans_token() != first  # its own write: before the notification comes back
-        listener = store._listener  # type: ignore[attr-defined]
+        listener = store._listeners["pidkit_naans"]  # type: ignore[attr-defined]
         settled = store.naans_token()
         with other._transaction(write=False) as cur:  # type: ignore[attr-defined]
             cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s",
@@ -555,4 +555,4 @@ def test_postgres_listener_comes_back_and_own_writes_count(new_postgres_url: Cal
         _until(lambda: store.naans_token() is not None, "the listener never came back")
         assert "12148" in (store.bound_naans() or ())
         store.close()
-        assert store.naans_token() is None and store._listener is None  # type: ignore[attr-defined]
+        assert store.naans_token() is None and not store._listeners  # type: ignore[attr-defined]

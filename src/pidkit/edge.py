@@ -52,7 +52,6 @@ import contextlib
 import os
 import re
 import shlex
-import sqlite3
 import subprocess
 import tempfile
 import time
@@ -67,7 +66,7 @@ import mmh3
 from .ark import Ark
 from .atomic import AtomicWriter
 from .errors import ArkError, StoreError
-from .store import Binding, Store, redact_url, sqlite_path, validate_target
+from .store import Binding, Store, redact_url, validate_target
 
 __all__ = [
     "LOCATION_SAFE",
@@ -407,64 +406,57 @@ def write_edge(
 
 
 class ChangeToken:
-    """A cheap reading that changes whenever the bindings of the store at ``url`` may have changed.
+    """A cheap reading that changes once the bindings of ``store`` (opened from ``url``) changed.
 
-    * SQLite: ``PRAGMA data_version`` on a connection of its own (it changes with every commit of
-      another connection) and the file's identity (a file replaced by a restore);
-    * PostgreSQL: the cumulative insert/update/delete counters of the ``bindings`` table
-      (``pg_stat_get_tuples_*``: no table scan).  A server publishes a session's counters when it
-      goes idle, at most once a second — a burst of writes may take up to ``PGSTAT_IDLE_INTERVAL``
-      (10 s) to be seen.  (A ``Store.change_token()`` method, issue 18, would make this exact.)
+    * The store's own :meth:`~pidkit.store.Store.bindings_token` where it has one: SQLite's WAL-index
+      header with the file's identity (every commit of any process, a file replaced by a restore), and
+      on PostgreSQL the count of migration 10's ``NOTIFY pidkit_bindings`` its listener heard (each
+      commit that changed a binding, a few milliseconds after it).  The listener is started here, and
+      waited for up to ``listen_wait`` seconds.
+    * On PostgreSQL while that listener does not listen (the server was lost; a connection pooler that
+      does not pass notifications on): the cumulative insert/update/delete counters of the ``bindings``
+      table (``pg_stat_get_tuples_*``, no table scan), which a server publishes when a session goes idle,
+      at most once a second — a burst of writes may take up to ``PGSTAT_IDLE_INTERVAL`` (10 s) to be seen.
+
+    :class:`~pidkit.errors.StoreError` for a store no other process writes to (``:memory:``).
 
     >>> import os, tempfile
     >>> from pidkit.store import open_store
     >>> d = tempfile.mkdtemp(); url = f"sqlite:///{d}/t.db"
     >>> with open_store(url) as s:
     ...     _ = s.add_naan("1")
-    >>> token = ChangeToken(url)
-    >>> first = token.read()
-    >>> first == token.read()
-    True
-    >>> with open_store(url) as s:
-    ...     _ = s.bind("ark:1/x", "https://e.org/")
-    >>> first == token.read()
-    False
+    ...     token = ChangeToken(s, url)
+    ...     first = token.read()
+    ...     same = first == token.read()
+    ...     with open_store(url) as other:
+    ...         _ = other.bind("ark:1/x", "https://e.org/")
+    ...     same, first == token.read()
+    (True, False)
     >>> token.close()
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, store: Store, url: str, *, listen_wait: float = 5.0) -> None:
         self.url = url
-        self._sqlite: sqlite3.Connection | None = None
-        self._path = ""
-        self._ident: tuple[int, int] | None = None
+        self._store = store
         self._pg: Any = None
-        if url.startswith("sqlite:"):
-            self._path = sqlite_path(url)
-            if self._path == ":memory:":
+        self._counted = url.startswith(("postgresql:", "postgres:"))  # the fallback exists
+        deadline = time.monotonic() + listen_wait
+        while store.bindings_token() is None:
+            if not self._counted:
                 raise StoreError("--watch needs a store other processes write to, not :memory:", text=url)
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
 
-    def read(self) -> Hashable:
-        """The current reading (compare it with the previous one)."""
-        if self._path:
-            return self._read_sqlite()
-        return self._read_postgres()
+    def read(self) -> tuple[str, Hashable]:
+        """The current reading (compare it with the previous one): where it comes from (``"heard"``, the
+        store's own token; ``"counted"``, the counters) and its value."""
+        token = self._store.bindings_token()
+        if token is not None or not self._counted:
+            return ("heard", token)
+        return ("counted", self._read_counters())
 
-    def _read_sqlite(self) -> Hashable:
-        try:
-            st = os.stat(self._path)
-        except OSError:
-            return None
-        ident = (st.st_dev, st.st_ino)
-        if self._sqlite is None or self._ident != ident:
-            if self._sqlite is not None:
-                self._sqlite.close()
-            uri = "file:" + quote(os.path.abspath(self._path)) + "?mode=ro"
-            self._sqlite = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            self._ident = ident
-        version = self._sqlite.execute("PRAGMA data_version").fetchone()[0]
-        return (ident, version)
-
-    def _read_postgres(self) -> Hashable:
+    def _read_counters(self) -> Hashable:
         import psycopg
 
         if self._pg is None:
@@ -477,24 +469,23 @@ class ChangeToken:
         return None if row is None else tuple(row)
 
     def close(self) -> None:
-        """Close the connection the readings use."""
-        if self._sqlite is not None:
-            self._sqlite.close()
-            self._sqlite = None
+        """Close the connection the counters' readings use (the store stays open)."""
         if self._pg is not None:
             self._pg.close()
             self._pg = None
 
 
-def change_token(url: str) -> ChangeToken:
-    """The :class:`ChangeToken` of the store at ``url``.
+def change_token(store: Store, url: str) -> ChangeToken:
+    """The :class:`ChangeToken` of ``store``, opened from ``url``.
 
-    >>> change_token("sqlite:///:memory:")
+    >>> from pidkit.store import open_store
+    >>> with open_store("sqlite:///:memory:") as s:
+    ...     change_token(s, "sqlite:///:memory:")
     Traceback (most recent call last):
     ...
     pidkit.errors.StoreError: --watch needs a store other processes write to, not :memory: in 'sqlite:///:memory:'
     """
-    return ChangeToken(url)
+    return ChangeToken(store, url)
 
 
 def run_reload(command: str) -> int:
@@ -538,23 +529,19 @@ def watch(
     >>> len(reports)  # written once: nothing changed afterwards
     1
     """
-    token = change_token(url)
-    try:
-        with contextlib.closing(open_store(url)) as store:
-            last: Hashable = object()
-            polls = 0
-            while rounds is None or polls < rounds:
-                polls += 1
-                now = token.read()
-                if now != last:
-                    report = write_edge(store, directory, upstream=upstream, source=redact_url(url),
-                                        old_label=old_label)
-                    last = now
-                    if written is not None:
-                        written(report)
-                    if reload is not None:
-                        reload()
-                if rounds is None or polls < rounds:
-                    time.sleep(interval)
-    finally:
-        token.close()
+    with contextlib.closing(open_store(url)) as store, contextlib.closing(change_token(store, url)) as token:
+        last: Hashable = object()
+        polls = 0
+        while rounds is None or polls < rounds:
+            polls += 1
+            now = token.read()
+            if now != last:
+                report = write_edge(store, directory, upstream=upstream, source=redact_url(url),
+                                    old_label=old_label)
+                last = now
+                if written is not None:
+                    written(report)
+                if reload is not None:
+                    reload()
+            if rounds is None or polls < rounds:
+                time.sleep(interval)

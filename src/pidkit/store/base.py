@@ -212,6 +212,24 @@ class Store(abc.ABC):
         """
         return None
 
+    def bindings_token(self) -> Hashable | None:
+        """A value that changes once any change to this store's bindings has committed, as soon as this
+        store can know of it — at once where :meth:`changes_token` can say (so here, by default), else
+        when the change's notification arrives (PostgreSQL: a few milliseconds after the commit).  What a
+        watcher that polls (``pidkit edge nginx --watch``) compares: it may see a change a moment late,
+        never miss one.  ``None``: this store cannot tell now.
+
+        >>> import tempfile
+        >>> from pidkit.store import open_store
+        >>> with open_store(f"sqlite:///{tempfile.mkdtemp()}/t.db") as s:
+        ...     _ = s.add_naan("99999")
+        ...     before = s.bindings_token()
+        ...     _ = s.bind("ark:99999/x", "https://e.org/", force=True)
+        ...     before != s.bindings_token()
+        True
+        """
+        return self.changes_token()
+
     # -- minters ------------------------------------------------------------------------------------
     @abc.abstractmethod
     def create_minter(

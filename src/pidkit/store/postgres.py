@@ -23,7 +23,8 @@ writing beside this one during an upgrade still waits for the same lock.)
 
 A resolver that asks :meth:`PostgresStore.naans_token` gets one more connection, in a thread of its
 own, that listens (``LISTEN``) for migration 7's ``NOTIFY pidkit_naans`` (a NAAN added, a first binding
-under a NAAN).
+under a NAAN); a watcher that asks :meth:`PostgresStore.bindings_token` gets one that listens for
+migration 10's ``NOTIFY pidkit_bindings`` (any committed change to the bindings).
 
 Statements are never prepared server-side (see :attr:`PostgresStore._prepare_threshold`): every
 execution is planned with its own parameters on the current statistics.
@@ -146,7 +147,7 @@ class PostgresStore(SqlStore):
         connect = _connect_options(url, wait)
         _check_connection(url, connect)
         self._url, self._connect = url, connect
-        self._listener: _ChangeListener | None = None
+        self._listeners: dict[str, _ChangeListener] = {}  # by channel, started on first use
         self._listener_lock = threading.Lock()
         self._closed = False
         self._writes = 0  # write transactions committed (naans_token)
@@ -178,8 +179,8 @@ class PostgresStore(SqlStore):
         """Close the pool (and stop listening for changes)."""
         with self._listener_lock:
             self._closed = True
-            listener, self._listener = self._listener, None
-        if listener is not None:
+            listeners, self._listeners = list(self._listeners.values()), {}
+        for listener in listeners:
             listener.close()
         self._pool.close()
 
@@ -194,18 +195,32 @@ class PostgresStore(SqlStore):
         its own test notification came back) and while it has lost the server, or after :meth:`close`.
         A notification arrives when the change commits, so a copy of the sets is exact but for the
         moments the notification takes."""
-        listener = self._listener
+        heard = self._heard(_ChangeListener.NAANS)
+        if heard is None:
+            return None
+        return heard, self._writes, int(time.monotonic() // NAANS_RECHECK)
+
+    def bindings_token(self) -> tuple[int, int] | None:
+        """In memory: how many notifications of a committed change to this store's bindings (migration 10's
+        ``NOTIFY pidkit_bindings`` for this store's schema) this store's listener has heard, and how many
+        write transactions this store object committed.  A change is seen the moment its notification
+        arrives, a few milliseconds after its commit; never missed while the listener listens.  ``None``
+        until then (it starts on the first call, in a thread with a connection of its own), while it has
+        lost the server, and after :meth:`close`."""
+        heard = self._heard(_ChangeListener.BINDINGS)
+        return None if heard is None else (heard, self._writes)
+
+    def _heard(self, channel: str) -> int | None:
+        """The count of ``channel``'s listener (:meth:`_ChangeListener.heard`), started on first use."""
+        listener = self._listeners.get(channel)
         if listener is None:
             with self._listener_lock:
                 if self._closed:
                     return None
-                if self._listener is None:
-                    self._listener = _ChangeListener(self._url, self._connect)
-                listener = self._listener
-        heard = listener.heard()
-        if heard is None:
-            return None
-        return heard, self._writes, int(time.monotonic() // NAANS_RECHECK)
+                listener = self._listeners.get(channel)
+                if listener is None:
+                    listener = self._listeners[channel] = _ChangeListener(self._url, self._connect, channel)
+        return listener.heard()
 
     def _q(self, sql: str) -> str:
         query = self._queries.get(sql)
@@ -513,22 +528,23 @@ class PostgresStore(SqlStore):
 
 
 class _ChangeListener:
-    """``LISTEN pidkit_naans`` on a connection of its own, in a daemon thread, counting the notifications
-    for the schema of its connection (the store's: ``search_path`` from the URL) — :meth:`heard`, ``None``
-    while not listening.  It counts as listening once a test notification it sent itself came back (a
-    pooler that swallows notifications never gets there), and the count also moves when a connection is
-    lost and when one is made (a change may have gone unheard meanwhile).  A lost connection is made
-    again every second; an error is logged, never raised."""
+    """``LISTEN`` to one channel (:data:`NAANS`, :data:`BINDINGS`) on a connection of its own, in a daemon
+    thread, counting the notifications for the schema of its connection (the store's: ``search_path``
+    from the URL) — :meth:`heard`, ``None`` while not listening.  It counts as listening once a test
+    notification it sent itself came back (a pooler that swallows notifications never gets there), and
+    the count also moves when a connection is lost and when one is made (a change may have gone unheard
+    meanwhile).  A lost connection is made again every second; an error is logged, never raised."""
 
-    CHANNEL: Final = "pidkit_naans"
+    NAANS: Final = "pidkit_naans"  # migration 7: a NAAN added, a first binding under a NAAN
+    BINDINGS: Final = "pidkit_bindings"  # migration 10: any change to the bindings
 
-    def __init__(self, url: str, connect: dict[str, Any]) -> None:
-        self._url, self._connect = url, connect
+    def __init__(self, url: str, connect: dict[str, Any], channel: str) -> None:
+        self._url, self._connect, self.channel = url, connect, channel
         self._heard = 0
         self._listening = False
         self.backend_pid = 0  # of the listening connection (tests end it)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._listen, name="pidkit-pg-listener", daemon=True)
+        self._thread = threading.Thread(target=self._listen, name=f"pidkit-pg-{channel}", daemon=True)
         self._thread.start()
 
     def heard(self) -> int | None:
@@ -542,8 +558,8 @@ class _ChangeListener:
                     self.backend_pid = conn.info.backend_pid
                     (schema,) = conn.execute("SELECT current_schema()").fetchone() or ("",)
                     probe = f"{schema}\x1fprobe:{id(self)}:{time.monotonic()}"  # not a schema name
-                    conn.execute(f"LISTEN {self.CHANNEL}")
-                    conn.execute("SELECT pg_notify(%s, %s)", (self.CHANNEL, probe))
+                    conn.execute(psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self.channel)))
+                    conn.execute("SELECT pg_notify(%s, %s)", (self.channel, probe))
                     while not self._stop.is_set():
                         for note in conn.notifies(timeout=0.5):
                             if note.payload == probe:
@@ -553,7 +569,7 @@ class _ChangeListener:
                                 self._heard += 1
             except Exception as exc:  # the server went away, or the connection could not be made
                 if not self._stop.is_set():
-                    _log.warning("pidkit: not listening for NAAN changes (%s); retrying", _one_line(exc))
+                    _log.warning("pidkit: not listening to %s (%s); retrying", self.channel, _one_line(exc))
             finally:
                 self._listening = False
                 self._heard += 1

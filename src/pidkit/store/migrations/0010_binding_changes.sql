@@ -1,0 +1,8 @@
+-- Migration 0010: every committed change to the bindings is announced (PostgreSQL only; the statements are
+-- in 0010_binding_changes.postgresql.sql).  A statement trigger on bindings (INSERT, COPY, UPDATE, DELETE,
+-- TRUNCATE) sends NOTIFY pidkit_bindings with the store's schema (a channel is the database's, and other
+-- stores may share the database).  PostgreSQL delivers it when the transaction commits, once per
+-- transaction however many statements sent it, and never for one rolled back.  What lets a watcher
+-- (`pidkit edge nginx --watch`, PostgresStore.bindings_token) see each change as it commits, where the
+-- table's statistics counters it read before are published up to 10 s late.  SQLite needs nothing: any
+-- connection asks PRAGMA data_version (or reads the WAL-index header) to know whether anybody committed.
