@@ -34,13 +34,14 @@ from pidkit.edge import (
     MAP_FILE,
     SERVER_FILE,
     CaseFilter,
-    ChangeToken,
     location_header,
     nginx_string,
     request_paths,
+    watch,
     write_edge,
     write_map,
 )
+from pidkit.errors import StoreError
 from pidkit.store import Binding, Erc, Store, open_store
 
 NAAN = "12345"
@@ -496,47 +497,75 @@ def test_watch_rewrites_and_reloads(tmp_path: Path) -> None:
     assert out.count("wrote ") >= 3 and "interrupted" in out, out
 
 
-def test_change_token_on_postgres_hears_each_committed_change_to_its_own_bindings(
+def test_postgres_bindings_token_hears_each_committed_change_to_its_own_bindings(
     new_postgres_url: Callable[[], str],
 ) -> None:
     """Migration 10's notification: every kind of change another connection commits (insert, update,
     delete) is seen within moments — changes made in quick succession too, which the statistics
-    counters read before publish up to 10 s late — and a change rolled back, or made in another store of
-    the same database, is not."""
+    counters of the fallback publish up to 10 s late — and a change rolled back, or made in another store
+    of the same database, is not."""
     url, neighbour_url = new_postgres_url(), new_postgres_url()  # two schemas of one database
     with open_store(url) as store, open_store(url) as writer, open_store(neighbour_url) as neighbour:
         writer.add_naan(NAAN)
         neighbour.add_naan(NAAN)
-        token = ChangeToken(store, url)
-        try:
-            first = token.read()
-            assert first == token.read() and first[0] == "heard", first  # listening: not the counters
-            changes: list[Callable[[], object]] = [
-                lambda: writer.bind("ark:12345/a", "https://example.org/a"),  # INSERT
-                lambda: writer.bind("ark:12345/a", "https://example.org/b"),  # UPDATE
-                lambda: writer.tombstone("ark:12345/a", "gone"),  # UPDATE
-                lambda: writer.bind("ark:12345/r", None, status="reserved"),  # INSERT
-                lambda: writer.delete("ark", "ark:12345/r"),  # DELETE
-                lambda: writer.import_jsonl(['{"text": "ark:12345/i", "target": "https://example.org/i"}\n']),
-            ]
-            for change in changes:
-                before = token.read()
-                change()
-                until(lambda: token.read() != before, timeout=3)  # noqa: B023 - read at once
-            settled = token.read()
-            neighbour.bind("ark:12345/n", "https://example.org/n")
-            with contextlib.suppress(ZeroDivisionError), writer._transaction(write=True) as cur:  # type: ignore[attr-defined]
-                cur.execute("UPDATE bindings SET target = 'https://example.org/x'")
-                assert cur.rowcount == 2  # a and i
-                _ = 1 / 0  # rolled back
-            with contextlib.closing(open_store(url)) as probe:  # a commit after them: its notice comes last
-                probe.bind("ark:12345/last", "https://example.org/last")
-            until(lambda: token.read() != settled, timeout=3)
-            assert cast(Any, token.read()[1])[0] == cast(Any, settled[1])[0] + 1  # the last commit alone
-        finally:
-            token.close()
+        first = store.bindings_token()  # the first call waits for the listener
+        assert first == store.bindings_token() and cast(Any, first)[0] == "heard", first
+        changes: list[Callable[[], object]] = [
+            lambda: writer.bind("ark:12345/a", "https://example.org/a"),  # INSERT
+            lambda: writer.bind("ark:12345/a", "https://example.org/b"),  # UPDATE
+            lambda: writer.tombstone("ark:12345/a", "gone"),  # UPDATE
+            lambda: writer.bind("ark:12345/r", None, status="reserved"),  # INSERT
+            lambda: writer.delete("ark", "ark:12345/r"),  # DELETE
+            lambda: writer.import_jsonl(['{"text": "ark:12345/i", "target": "https://example.org/i"}\n']),
+        ]
+        for change in changes:
+            before = store.bindings_token()
+            change()
+            until(lambda: store.bindings_token() != before, timeout=3)  # noqa: B023 - read at once
+        settled = store.bindings_token()
+        neighbour.bind("ark:12345/n", "https://example.org/n")
+        with contextlib.suppress(ZeroDivisionError), writer._transaction(write=True) as cur:  # type: ignore[attr-defined]
+            cur.execute("UPDATE bindings SET target = 'https://example.org/x'")
+            assert cur.rowcount == 2  # a and i
+            _ = 1 / 0  # rolled back
+        with contextlib.closing(open_store(url)) as probe:  # a commit after them: its notice comes last
+            probe.bind("ark:12345/last", "https://example.org/last")
+        until(lambda: store.bindings_token() != settled, timeout=3)
+        assert cast(Any, store.bindings_token())[1] == cast(Any, settled)[1] + 1  # the last commit alone
         out = io.StringIO()
         assert write_map(store, out).mapped == 4  # i and last, in two spellings each (a is a tombstone)
+
+
+def test_postgres_listener_whose_probes_are_lost_is_made_again_and_the_counters_stand_in(
+    new_postgres_url: Callable[[], str],
+) -> None:
+    """A listening connection that stops hearing (a dropped idle TCP connection, a pooler that passes no
+    notification on) is noticed by its lost probe, not trusted forever: the token moves, the table's
+    counters stand in while it does not listen, and a change then is still seen."""
+    url = new_postgres_url()
+    with open_store(url) as store, open_store(url) as writer:
+        writer.add_naan(NAAN)
+        settled = store.bindings_token()
+        assert cast(Any, settled)[0] == "heard", settled
+        listener = store._listeners["pidkit_bindings"]  # type: ignore[attr-defined]
+        listener.probe_every, listener.probe_wait = 0.2, 0.5
+        send = listener._send
+        listener._send = lambda channel, payload: send("pidkit_nowhere", payload)  # the probes are lost
+        until(lambda: cast(Any, store.bindings_token())[0] == "counted", timeout=5)
+        counted = store.bindings_token()
+        writer.bind("ark:12345/while", "https://example.org/while")
+        until(lambda: store.bindings_token() != counted, timeout=15)  # the counters, published late
+        listener._send = send
+        until(lambda: cast(Any, store.bindings_token())[0] == "heard", timeout=5)
+        before = store.bindings_token()
+        writer.bind("ark:12345/after", "https://example.org/after")
+        until(lambda: store.bindings_token() != before, timeout=3)
+    assert store.bindings_token() is None  # closed
+
+
+def test_watch_refuses_a_private_store() -> None:
+    with pytest.raises(StoreError, match="other processes write to"):
+        watch("sqlite:///:memory:", open_store, ".", upstream="http://127.0.0.1:8000", rounds=1)
 
 
 def test_cli_on_postgres_names_the_store_without_its_password(

@@ -58,7 +58,7 @@ import time
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Final
 from urllib.parse import quote
 
 import mmh3
@@ -75,9 +75,7 @@ __all__ = [
     "PLAIN_PATH",
     "SERVER_FILE",
     "CaseFilter",
-    "ChangeToken",
     "EdgeReport",
-    "change_token",
     "iter_ark_bindings",
     "location_header",
     "nginx_string",
@@ -405,89 +403,6 @@ def write_edge(
     return report
 
 
-class ChangeToken:
-    """A cheap reading that changes once the bindings of ``store`` (opened from ``url``) changed.
-
-    * The store's own :meth:`~pidkit.store.Store.bindings_token` where it has one: SQLite's WAL-index
-      header with the file's identity (every commit of any process, a file replaced by a restore), and
-      on PostgreSQL the count of migration 10's ``NOTIFY pidkit_bindings`` its listener heard (each
-      commit that changed a binding, a few milliseconds after it).  The listener is started here, and
-      waited for up to ``listen_wait`` seconds.
-    * On PostgreSQL while that listener does not listen (the server was lost; a connection pooler that
-      does not pass notifications on): the cumulative insert/update/delete counters of the ``bindings``
-      table (``pg_stat_get_tuples_*``, no table scan), which a server publishes when a session goes idle,
-      at most once a second — a burst of writes may take up to ``PGSTAT_IDLE_INTERVAL`` (10 s) to be seen.
-
-    :class:`~pidkit.errors.StoreError` for a store no other process writes to (``:memory:``).
-
-    >>> import os, tempfile
-    >>> from pidkit.store import open_store
-    >>> d = tempfile.mkdtemp(); url = f"sqlite:///{d}/t.db"
-    >>> with open_store(url) as s:
-    ...     _ = s.add_naan("1")
-    ...     token = ChangeToken(s, url)
-    ...     first = token.read()
-    ...     same = first == token.read()
-    ...     with open_store(url) as other:
-    ...         _ = other.bind("ark:1/x", "https://e.org/")
-    ...     same, first == token.read()
-    (True, False)
-    >>> token.close()
-    """
-
-    def __init__(self, store: Store, url: str, *, listen_wait: float = 5.0) -> None:
-        self.url = url
-        self._store = store
-        self._pg: Any = None
-        self._counted = url.startswith(("postgresql:", "postgres:"))  # the fallback exists
-        deadline = time.monotonic() + listen_wait
-        while store.bindings_token() is None:
-            if not self._counted:
-                raise StoreError("--watch needs a store other processes write to, not :memory:", text=url)
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(0.02)
-
-    def read(self) -> tuple[str, Hashable]:
-        """The current reading (compare it with the previous one): where it comes from (``"heard"``, the
-        store's own token; ``"counted"``, the counters) and its value."""
-        token = self._store.bindings_token()
-        if token is not None or not self._counted:
-            return ("heard", token)
-        return ("counted", self._read_counters())
-
-    def _read_counters(self) -> Hashable:
-        import psycopg
-
-        if self._pg is None:
-            self._pg = psycopg.connect(self.url, autocommit=True)
-        row = self._pg.execute(
-            "SELECT pg_stat_get_tuples_inserted(t), pg_stat_get_tuples_updated(t), "
-            "pg_stat_get_tuples_deleted(t) "
-            "FROM CAST('bindings' AS regclass) AS t"
-        ).fetchone()
-        return None if row is None else tuple(row)
-
-    def close(self) -> None:
-        """Close the connection the counters' readings use (the store stays open)."""
-        if self._pg is not None:
-            self._pg.close()
-            self._pg = None
-
-
-def change_token(store: Store, url: str) -> ChangeToken:
-    """The :class:`ChangeToken` of ``store``, opened from ``url``.
-
-    >>> from pidkit.store import open_store
-    >>> with open_store("sqlite:///:memory:") as s:
-    ...     change_token(s, "sqlite:///:memory:")
-    Traceback (most recent call last):
-    ...
-    pidkit.errors.StoreError: --watch needs a store other processes write to, not :memory: in 'sqlite:///:memory:'
-    """
-    return ChangeToken(store, url)
-
-
 def run_reload(command: str) -> int:
     """Run the reload command (split like a shell would, run without one); return its exit status
     (127 if it cannot be run, as a shell says).
@@ -514,10 +429,13 @@ def watch(
     rounds: int | None = None,
     old_label: bool = True,
 ) -> None:
-    """Write the edge files, then poll the store every ``interval`` seconds (:class:`ChangeToken`) and rewrite
-    them — then call ``reload`` — only when something changed.  Runs until interrupted (or for ``rounds``
-    polls, for tests); ``old_label`` as for :func:`write_edge`.  The token is read *before* each writing
-    pass: a change made during a pass is seen at the next poll.
+    """Write the edge files, then poll the store every ``interval`` seconds and rewrite them — then call
+    ``reload`` — only when its bindings changed (:meth:`~pidkit.store.Store.bindings_token`: on SQLite the
+    WAL-index header, which every commit rewrites; on PostgreSQL the notifications of migration 10,
+    else the table's row counters).  Runs until interrupted (or for ``rounds`` polls, for tests);
+    ``old_label`` as for :func:`write_edge`.  The token is read *before* each writing pass: a change made
+    during a pass is seen at the next poll.  :class:`~pidkit.errors.StoreError` for a store no other
+    process can write to (``:memory:``).
 
     >>> import tempfile
     >>> from pidkit.store import open_store
@@ -529,12 +447,14 @@ def watch(
     >>> len(reports)  # written once: nothing changed afterwards
     1
     """
-    with contextlib.closing(open_store(url)) as store, contextlib.closing(change_token(store, url)) as token:
+    with contextlib.closing(open_store(url)) as store:
+        if store.bindings_token() is None:
+            raise StoreError("--watch needs a store other processes write to, not :memory:", text=url)
         last: Hashable = object()
         polls = 0
         while rounds is None or polls < rounds:
             polls += 1
-            now = token.read()
+            now = store.bindings_token()
             if now != last:
                 report = write_edge(store, directory, upstream=upstream, source=redact_url(url),
                                     old_label=old_label)

@@ -134,6 +134,8 @@ class PostgresStore(SqlStore):
     #: lookups after a 100,000-line import (resolve: 19/s instead of 1,950/s, get: 122/s instead of
     #: 2,380/s, same run).  Planning each statement costs less than that risk.
     _prepare_threshold: int | None = None
+    _NAANS: Final = "pidkit_naans"  # migration 7: a NAAN added, a first binding under a NAAN
+    _BINDINGS: Final = "pidkit_bindings"  # migration 10: any change to the bindings
 
     def __init__(self, url: str, *, max_size: int | None = None, timeout: float | None = None) -> None:
         if psycopg is None:  # pragma: no cover
@@ -195,20 +197,43 @@ class PostgresStore(SqlStore):
         its own test notification came back) and while it has lost the server, or after :meth:`close`.
         A notification arrives when the change commits, so a copy of the sets is exact but for the
         moments the notification takes."""
-        heard = self._heard(_ChangeListener.NAANS)
+        heard = self._heard(self._NAANS)
         if heard is None:
             return None
         return heard, self._writes, int(time.monotonic() // NAANS_RECHECK)
 
-    def bindings_token(self) -> tuple[int, int] | None:
-        """In memory: how many notifications of a committed change to this store's bindings (migration 10's
-        ``NOTIFY pidkit_bindings`` for this store's schema) this store's listener has heard, and how many
-        write transactions this store object committed.  A change is seen the moment its notification
-        arrives, a few milliseconds after its commit; never missed while the listener listens.  ``None``
-        until then (it starts on the first call, in a thread with a connection of its own), while it has
-        lost the server, and after :meth:`close`."""
-        heard = self._heard(_ChangeListener.BINDINGS)
-        return None if heard is None else (heard, self._writes)
+    def bindings_token(self) -> tuple[str, int, int] | tuple[str, tuple[int, ...]] | None:
+        """``("heard", n, w)``: how many notifications of a committed change to this store's bindings
+        (migration 10's ``NOTIFY pidkit_bindings`` for this store's schema) its listener has heard, and
+        how many write transactions this store object committed — in memory; a change is seen the moment
+        its notification arrives, a few milliseconds after its commit.  The first call starts the
+        listener (a thread with a connection of its own) and waits for it up to
+        :data:`_ChangeListener.PROBE_WAIT` seconds.  While it does not listen (the server was lost; a
+        pooler that does not pass notifications on), ``("counted", …)``: the cumulative
+        insert/update/delete counters of the ``bindings`` table (``pg_stat_get_tuples_*``, one read, no
+        table scan), which the server publishes when a session goes idle, at most once a second — a
+        burst of writes may take up to ``PGSTAT_IDLE_INTERVAL`` (10 s) to be seen.  ``None`` after
+        :meth:`close`.  :class:`~pidkit.errors.StoreError` when the counters cannot be read."""
+        first = self._BINDINGS not in self._listeners
+        heard = self._heard(self._BINDINGS)
+        deadline = time.monotonic() + _ChangeListener.PROBE_WAIT
+        while first and heard is None and not self._closed and time.monotonic() < deadline:
+            time.sleep(0.02)
+            heard = self._heard(self._BINDINGS)
+        if heard is not None:
+            return "heard", heard, self._writes
+        if self._closed:
+            return None
+        try:
+            with self._single_read() as cur:
+                cur.execute(
+                    "SELECT pg_stat_get_tuples_inserted(t), pg_stat_get_tuples_updated(t), "
+                    "pg_stat_get_tuples_deleted(t) FROM CAST('bindings' AS regclass) AS t"
+                )
+                row = cur.fetchone()
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot use PostgreSQL: {_one_line(exc)}", text=redact_url(self._url)) from None
+        return "counted", tuple(row or ())
 
     def _heard(self, channel: str) -> int | None:
         """The count of ``channel``'s listener (:meth:`_ChangeListener.heard`), started on first use."""
@@ -219,8 +244,14 @@ class PostgresStore(SqlStore):
                     return None
                 listener = self._listeners.get(channel)
                 if listener is None:
-                    listener = self._listeners[channel] = _ChangeListener(self._url, self._connect, channel)
+                    listener = _ChangeListener(self._url, self._connect, channel, self._notify)
+                    self._listeners[channel] = listener
         return listener.heard()
+
+    def _notify(self, channel: str, payload: str) -> None:
+        """``NOTIFY`` ``channel`` with ``payload`` from a pooled connection (a listener's probe)."""
+        with self._single_read() as cur:
+            cur.execute("SELECT pg_notify(%s, %s)", (channel, payload))
 
     def _q(self, sql: str) -> str:
         query = self._queries.get(sql)
@@ -528,21 +559,30 @@ class PostgresStore(SqlStore):
 
 
 class _ChangeListener:
-    """``LISTEN`` to one channel (:data:`NAANS`, :data:`BINDINGS`) on a connection of its own, in a daemon
+    """``LISTEN`` to one channel (migration 7's, migration 10's) on a connection of its own, in a daemon
     thread, counting the notifications for the schema of its connection (the store's: ``search_path``
-    from the URL) — :meth:`heard`, ``None`` while not listening.  It counts as listening once a test
-    notification it sent itself came back (a pooler that swallows notifications never gets there), and
-    the count also moves when a connection is lost and when one is made (a change may have gone unheard
-    meanwhile).  A lost connection is made again every second; an error is logged, never raised."""
+    from the URL) — :meth:`heard`, ``None`` while not listening.
 
-    NAANS: Final = "pidkit_naans"  # migration 7: a NAAN added, a first binding under a NAAN
-    BINDINGS: Final = "pidkit_bindings"  # migration 10: any change to the bindings
+    It counts as listening once a probe came back: a notification sent through ``send`` (the store's
+    pool: *another* session, as every real change comes from), and it sends one again every
+    :data:`PROBE_EVERY` seconds.  A probe not back within :data:`PROBE_WAIT` seconds — a connection
+    that died without an error (a dropped idle TCP connection), a pooler that does not pass
+    notifications on (PgBouncer in transaction mode: a session's own notification would still come
+    back to it) — ends the connection.  The count moves when a connection is lost and when one is made
+    (a change may have gone unheard meanwhile).  A lost connection is made again every second; an error
+    is logged, never raised."""
 
-    def __init__(self, url: str, connect: dict[str, Any], channel: str) -> None:
-        self._url, self._connect, self.channel = url, connect, channel
+    PROBE_EVERY: Final = 30.0
+    PROBE_WAIT: Final = 5.0
+
+    def __init__(
+        self, url: str, connect: dict[str, Any], channel: str, send: Callable[[str, str], None]
+    ) -> None:
+        self._url, self._connect, self.channel, self._send = url, connect, channel, send
         self._heard = 0
         self._listening = False
         self.backend_pid = 0  # of the listening connection (tests end it)
+        self.probe_every, self.probe_wait = self.PROBE_EVERY, self.PROBE_WAIT  # tests shorten them
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._listen, name=f"pidkit-pg-{channel}", daemon=True)
         self._thread.start()
@@ -557,23 +597,34 @@ class _ChangeListener:
                 with psycopg.connect(self._url, autocommit=True, **self._connect) as conn:
                     self.backend_pid = conn.info.backend_pid
                     (schema,) = conn.execute("SELECT current_schema()").fetchone() or ("",)
-                    probe = f"{schema}\x1fprobe:{id(self)}:{time.monotonic()}"  # not a schema name
                     conn.execute(psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self.channel)))
-                    conn.execute("SELECT pg_notify(%s, %s)", (self.channel, probe))
-                    while not self._stop.is_set():
-                        for note in conn.notifies(timeout=0.5):
-                            if note.payload == probe:
-                                self._heard += 1
-                                self._listening = True
-                            elif note.payload == schema:
-                                self._heard += 1
-            except Exception as exc:  # the server went away, or the connection could not be made
+                    self._hear(conn, schema)
+            except Exception as exc:  # the server went away, the connection could not be made, a lost probe
                 if not self._stop.is_set():
                     _log.warning("pidkit: not listening to %s (%s); retrying", self.channel, _one_line(exc))
             finally:
                 self._listening = False
                 self._heard += 1
             self._stop.wait(1.0)
+
+    def _hear(self, conn: Any, schema: str) -> None:
+        """Count the notifications for ``schema`` on ``conn``, and probe, until stopped or a probe is lost."""
+        probe, sent, back = "", 0.0, -math.inf
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if not probe and now - back >= self.probe_every:
+                probe, sent = f"{schema}\x1fprobe:{id(self)}:{now}", now  # never a schema's name
+                self._send(self.channel, probe)
+            for note in conn.notifies(timeout=0.5):
+                if note.payload == schema:
+                    self._heard += 1
+                elif probe and note.payload == probe:
+                    probe, back = "", time.monotonic()
+                    if not self._listening:
+                        self._heard += 1
+                        self._listening = True
+            if probe and time.monotonic() - sent > self.probe_wait:
+                raise StoreError(f"no notification came back within {self.probe_wait:g} s")
 
     def close(self) -> None:
         """Stop listening (within half a second, or once a connection being made gives up)."""
