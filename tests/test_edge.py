@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+import psycopg_pool
 import pytest
 
 from pidkit.edge import (
@@ -528,12 +529,18 @@ def test_postgres_bindings_token_hears_each_committed_change_to_its_own_bindings
             cur.execute("UPDATE bindings SET target = 'https://example.org/x'")
             assert cur.rowcount == 2  # a and i
             _ = 1 / 0  # rolled back
-        with contextlib.closing(open_store(url)) as probe:  # a commit after them: its notice comes last
+        with contextlib.closing(open_store(url)) as probe:  # two commits after them: their notices come last
             probe.bind("ark:12345/last", "https://example.org/last")
-        until(lambda: store.bindings_token() != settled, timeout=3)
-        assert cast(Any, store.bindings_token())[1] == cast(Any, settled)[1] + 1  # the last commit alone
+            probe.bind("ark:12345/later", "https://example.org/later")
+
+        def heard() -> int:
+            return int(cast(Any, store.bindings_token())[1])
+
+        until(lambda: heard() >= cast(Any, settled)[1] + 2, timeout=3)
+        time.sleep(0.5)  # anything else heard would have come before them
+        assert heard() == cast(Any, settled)[1] + 2  # those two alone: not the neighbour's, not the rollback
         out = io.StringIO()
-        assert write_map(store, out).mapped == 4  # i and last, in two spellings each (a is a tombstone)
+        assert write_map(store, out).mapped == 6  # i, last and later, two spellings each (a: a tombstone)
 
 
 def test_postgres_listener_whose_probes_are_lost_is_made_again_and_the_counters_stand_in(
@@ -556,11 +563,39 @@ def test_postgres_listener_whose_probes_are_lost_is_made_again_and_the_counters_
         writer.bind("ark:12345/while", "https://example.org/while")
         until(lambda: store.bindings_token() != counted, timeout=15)  # the counters, published late
         listener._send = send
-        until(lambda: cast(Any, store.bindings_token())[0] == "heard", timeout=5)
+        listener.probe_every, listener.probe_wait = 30.0, 5.0  # from now on no probe can flap it
+        until(lambda: cast(Any, store.bindings_token())[0] == "heard", timeout=40)
         before = store.bindings_token()
         writer.bind("ark:12345/after", "https://example.org/after")
         until(lambda: store.bindings_token() != before, timeout=3)
     assert store.bindings_token() is None  # closed
+
+
+def test_postgres_listener_stays_listening_when_a_probe_cannot_be_sent(
+    new_postgres_url: Callable[[], str],
+) -> None:
+    """A probe the pool could not send (every connection busy, the pool's wait over) says nothing of the
+    listening connection: it is kept, the token does not move, changes are still heard, and the probe
+    is sent again later (the resolver's NAAN cache would otherwise be dropped under load)."""
+    url = new_postgres_url()
+    with open_store(url) as store, open_store(url) as writer:
+        writer.add_naan(NAAN)
+        settled = store.bindings_token()
+        assert cast(Any, settled)[0] == "heard", settled
+        listener = store._listeners["pidkit_bindings"]  # type: ignore[attr-defined]
+        pid, tries = listener.backend_pid, []
+
+        def busy(channel: str, payload: str) -> None:
+            tries.append(payload)
+            raise psycopg_pool.PoolTimeout("couldn't get a connection after 3.00 sec")
+
+        listener._send = busy
+        listener.probe_every, listener.probe_wait = 0.2, 0.3
+        until(lambda: len(tries) >= 3, timeout=10)  # sent again, each time in vain
+        assert store.bindings_token() == settled and listener.backend_pid == pid  # listening, same connection
+        writer.bind("ark:12345/busy", "https://example.org/busy")
+        until(lambda: store.bindings_token() != settled, timeout=3)
+        assert cast(Any, store.bindings_token())[0] == "heard" and listener.backend_pid == pid
 
 
 def test_watch_refuses_a_private_store() -> None:

@@ -564,16 +564,20 @@ class _ChangeListener:
     from the URL) — :meth:`heard`, ``None`` while not listening.
 
     It counts as listening once a probe came back: a notification sent through ``send`` (the store's
-    pool: *another* session, as every real change comes from), and it sends one again every
-    :data:`PROBE_EVERY` seconds.  A probe not back within :data:`PROBE_WAIT` seconds — a connection
-    that died without an error (a dropped idle TCP connection), a pooler that does not pass
-    notifications on (PgBouncer in transaction mode: a session's own notification would still come
-    back to it) — ends the connection.  The count moves when a connection is lost and when one is made
-    (a change may have gone unheard meanwhile).  A lost connection is made again every second; an error
-    is logged, never raised."""
+    pool: *another* session, as every real change comes from), in a short thread of its own so that a
+    slow send never holds the listening up; and it probes again every :data:`PROBE_EVERY` seconds.  A
+    probe that was sent and is not back within :data:`PROBE_WAIT` seconds — a connection that died
+    without an error (a dropped idle TCP connection), a pooler that does not pass notifications on
+    (PgBouncer in transaction mode: a session's own notification would still come back to it) — ends
+    the connection.  A probe that could not be sent (the pool busy or the server away) says nothing of
+    the listening connection: it is sent again :data:`PROBE_WAIT` seconds later.  The count moves when a
+    connection is lost and when one is made (a change may have gone unheard meanwhile).  A lost
+    connection is made again after 1 second, then after twice as long each time up to 30; the first
+    failure of a run is logged as a warning (the rest at debug level), never raised."""
 
     PROBE_EVERY: Final = 30.0
     PROBE_WAIT: Final = 5.0
+    RETRY_MAX: Final = 30.0
 
     def __init__(
         self, url: str, connect: dict[str, Any], channel: str, send: Callable[[str, str], None]
@@ -581,6 +585,8 @@ class _ChangeListener:
         self._url, self._connect, self.channel, self._send = url, connect, channel, send
         self._heard = 0
         self._listening = False
+        self._sent: tuple[str, float] | None = None  # the last probe sent, and when its send returned
+        self._failing = False  # since the last warning, not listening
         self.backend_pid = 0  # of the listening connection (tests end it)
         self.probe_every, self.probe_wait = self.PROBE_EVERY, self.PROBE_WAIT  # tests shorten them
         self._stop = threading.Event()
@@ -592,6 +598,7 @@ class _ChangeListener:
         return self._heard if self._listening else None
 
     def _listen(self) -> None:
+        delay = 1.0
         while not self._stop.is_set():
             try:
                 with psycopg.connect(self._url, autocommit=True, **self._connect) as conn:
@@ -601,30 +608,53 @@ class _ChangeListener:
                     self._hear(conn, schema)
             except Exception as exc:  # the server went away, the connection could not be made, a lost probe
                 if not self._stop.is_set():
-                    _log.warning("pidkit: not listening to %s (%s); retrying", self.channel, _one_line(exc))
+                    if self._listening:
+                        delay = 1.0  # it had listened: a new run of failures
+                    _log.log(logging.DEBUG if self._failing else logging.WARNING,
+                             "pidkit: not listening to %s (%s); retrying", self.channel, _one_line(exc))
+                    self._failing = True
             finally:
                 self._listening = False
                 self._heard += 1
-            self._stop.wait(1.0)
+            self._stop.wait(delay)
+            delay = min(delay * 2, self.RETRY_MAX)
 
     def _hear(self, conn: Any, schema: str) -> None:
         """Count the notifications for ``schema`` on ``conn``, and probe, until stopped or a probe is lost."""
-        probe, sent, back = "", 0.0, -math.inf
+        probe, back = "", -math.inf
+        sending: threading.Thread | None = None
         while not self._stop.is_set():
             now = time.monotonic()
-            if not probe and now - back >= self.probe_every:
-                probe, sent = f"{schema}\x1fprobe:{id(self)}:{now}", now  # never a schema's name
-                self._send(self.channel, probe)
+            if not probe and now - back >= self.probe_every and (sending is None or not sending.is_alive()):
+                probe = f"{schema}\x1fprobe:{id(self)}:{now}"  # never a schema's name
+                sending = threading.Thread(target=self._send_probe, args=(probe,), daemon=True)
+                sending.start()
             for note in conn.notifies(timeout=0.5):
                 if note.payload == schema:
                     self._heard += 1
                 elif probe and note.payload == probe:
                     probe, back = "", time.monotonic()
                     if not self._listening:
+                        if self._failing:
+                            _log.info("pidkit: listening to %s again", self.channel)
+                            self._failing = False
                         self._heard += 1
                         self._listening = True
-            if probe and time.monotonic() - sent > self.probe_wait:
-                raise StoreError(f"no notification came back within {self.probe_wait:g} s")
+            if probe and sending is not None and not sending.is_alive():
+                sent = self._sent
+                if sent is None or sent[0] != probe:  # not sent: say nothing, send another one later
+                    probe, back = "", time.monotonic() - self.probe_every + self.probe_wait
+                elif time.monotonic() - sent[1] > self.probe_wait:
+                    raise StoreError(f"no notification came back within {self.probe_wait:g} s")
+
+    def _send_probe(self, probe: str) -> None:
+        """Send ``probe`` (in a thread of its own); :attr:`_sent` says when it was, if it was."""
+        try:
+            self._send(self.channel, probe)
+        except Exception as exc:  # the pool busy or closed, the server away
+            _log.debug("pidkit: could not probe %s (%s)", self.channel, _one_line(exc))
+            return
+        self._sent = (probe, time.monotonic())
 
     def close(self) -> None:
         """Stop listening (within half a second, or once a connection being made gives up)."""
