@@ -541,6 +541,37 @@ def test_postgres_a_mint_probes_each_candidate_on_a_table_without_statistics(
     _assert_probes(plan, "minted", "naan", "id")  # (holds and bindings are empty here: any plan is cheap)
 
 
+@pytest.mark.parametrize("url", ["postgres"], indirect=True)
+def test_postgres_a_mint_reads_the_arks_qualifying_each_candidate_by_a_range_on_a_table_without_statistics(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a NAAN with bindings, a mint skips the ids bound, and those that a bound ARK qualifies
+    (``X/c``, ``X.v``): both read by one range of ``bindings_key_c`` per candidate, never by reading the
+    NAAN's bindings, even where the table has no statistics (its first big import not analyzed yet)."""
+    assert isinstance(store, SqlStore)
+    with store._pool.connection() as conn:  # type: ignore[attr-defined]
+        conn.execute("ALTER TABLE bindings SET (autovacuum_enabled = false)")
+    store.import_jsonl(_lines(BIG))
+    store.create_minter("m", naan=NAAN, template="fk4.reedeedk", seed=5)
+    first = Minter("fk4.reedeedk", NAAN, seed=5).mint_at(0)
+    store.bind(f"ark:{NAAN}/{first}/part", "https://example.org/", force=True)
+    seen = _recorded(store, monkeypatch)
+    assert first not in store.mint("m", 300)[0]
+    taken = [(sql, params) for sql, params in seen if "FROM minted" in sql]
+    assert len(taken) == 2 and "FROM bindings" in taken[0][0], taken  # the 2nd: one more candidate
+    with store._transaction(write=False) as cur:
+        cur.execute("SELECT count(*) FROM pg_stats WHERE schemaname = current_schema() "
+                    "AND tablename = 'bindings'")
+        assert cur.fetchone()[0] == 0  # never analyzed: no statistics of its columns
+        plan = _explain(cur, store._q(taken[0][0]), taken[0][1])
+    ranges = [i for i, line in enumerate(plan) if re.search(r"Index (Only )?Scan using bindings_key_c", line)]
+    assert ranges, plan
+    bounded = re.compile(r"Index Cond: .*\(key >= \(.*\)\) AND \(key < \(.*'0'::text\)\)")
+    for i in ranges:
+        assert bounded.search(plan[i + 1]), plan
+    assert not any(re.search(r"(Seq Scan|Bitmap Heap Scan) on bindings\b", line) for line in plan), plan
+
+
 def _assert_probes(plan: list[str], table: str, scope: str, key: str) -> None:
     """``plan`` reads ``table`` only by probes of its primary key on ``scope`` and ``key`` (an index
     scan whose condition has both, in a nested loop), never whole or by ``scope`` alone."""

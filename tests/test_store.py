@@ -301,6 +301,29 @@ def test_holds_are_skipped(store: Store) -> None:
     assert store.get_minter("m").counter == 4
 
 
+def test_a_mint_skips_an_id_that_a_bound_ark_qualifies(store: Store) -> None:
+    """An ARK with qualifiers is contained in the ARK without them (draft-kunze-ark-40 §2.5): once
+    ``X/chapter1`` or ``X.v2`` is bound (in any status), ``X`` is given out and never minted; an id that
+    merely begins like a bound Name (a longer Name, ``X0``) is not."""
+    store.create_minter("m", naan=NAAN, template=TEMPLATE, seed=11)
+    reference = Minter(TEMPLATE, NAAN, seed=11)
+    first, second, third, fourth = (reference.mint_at(i) for i in range(4))
+    store.bind(f"ark:{NAAN}/{first}/chapter1", "https://other.org/1")
+    store.bind(f"ark:{NAAN}/{second}.v2", None, status="reserved")
+    store.bind(f"ark:{NAAN}/{third}0", "https://other.org/3", force=True)
+    store.bind(f"ark:{NAAN}/{third}*x", "https://other.org/3", force=True)
+    assert store.mint("m", 2) == [f"ark:{NAAN}/{third}", f"ark:{NAAN}/{fourth}"]
+
+
+def test_a_name_without_shoulder_is_taken_by_the_arks_qualifying_it(store: Store) -> None:
+    """The same for a Name without a shoulder, and only for the Names the bound ARKs qualify."""
+    store.bind(f"ark:{NAAN}/xyz/c", "https://e.org/", force=True)
+    store.bind(f"ark:{NAAN}/fk4x1.v", "https://e.org/", force=True)
+    with store._transaction(write=False) as cur:  # type: ignore[attr-defined]
+        taken = store._taken(cur, NAAN, ["xyz", "xy", "xyzz", "fk4x1", "fk4x", "fk4x10"])  # type: ignore[attr-defined]
+    assert taken == {"xyz", "fk4x1"}
+
+
 def test_hold_refuses_other_naan(store: Store) -> None:
     with pytest.raises(StoreError, match="not under NAAN"):
         store.add_hold(NAAN, "ark:12345/x")

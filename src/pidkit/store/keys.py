@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from ..ark import Ark, noid
+from ..ark.chars import STRUCTURAL
 from ..ark.chars import check_naan as check_naan  # the store checks NAANs and shoulders by the ARK rules
 from ..ark.chars import check_shoulder as check_shoulder
 from ..ark.syntax import plain_normalized
@@ -60,6 +61,16 @@ def ark_key(text: str) -> ArkKey:
     ark = Ark.parse(text).normalize()
     shoulder = ark.shoulder or None
     return ArkKey(str(ark), str(ark.naan), shoulder, tuple(str(a) for a in ark.ancestors()))
+
+
+#: The keys of the ARKs qualifying an ARK (draft-kunze-ark-40 §2.5: its Name followed by a structural
+#: character, '/' or '.'; an ARK with qualifiers is contained in the ARK without them) are, in code point
+#: order, those from ``key + QUALIFIED_LOW`` (inclusive) to ``key + QUALIFIED_HIGH`` (exclusive): '.' and
+#: '/' are adjacent code points, so nothing else falls between.  A Name such a key begins with is given
+#: out: a mint skips it (the SQL backends' ``_BOUND_OR_QUALIFIED``; tests/test_store.py shows that
+#: ``fk4x1/c`` and ``fk4x1.v`` take ``fk4x1``, and ``fk4x10`` or ``fk4x1*x`` do not).
+QUALIFIED_LOW: Final = min(STRUCTURAL)
+QUALIFIED_HIGH: Final = chr(ord(max(STRUCTURAL)) + 1)
 
 
 def passthrough_suffix(text: str, naan: str, normalized_suffix: str) -> str:

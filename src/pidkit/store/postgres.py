@@ -44,7 +44,7 @@ from typing import Any, Final
 
 from ..errors import StoreError
 from .jsonl import ImportRow
-from .keys import ArkKey
+from .keys import QUALIFIED_HIGH, QUALIFIED_LOW, ArkKey
 from .records import Binding
 from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
 from .sql import _IMPORTED_TABLES, Cursor, SqlStore, union_of
@@ -118,6 +118,22 @@ def _each_of(table: str, columns: str, scope: str, key: str, *, lock: str = "") 
         "SELECT p.* FROM unnest(?::text[]) AS k(v) CROSS JOIN LATERAL "
         f"(SELECT {columns} FROM {table} WHERE {scope} = ? AND {key} = k.v LIMIT 1{lock}) AS p"
     )
+
+
+#: The ids (the array) that are bound as ``ark:NAAN/id`` (the prefix given next), or that an ARK bound
+#: qualifies (its key from ``key + QUALIFIED_LOW`` up to ``key + QUALIFIED_HIGH``:
+#: :data:`~pidkit.store.keys.QUALIFIED_LOW`): one range of ``bindings_key_c``
+#: (kind, key in code point order; migration 6) per id, from its key to the end of that range, in a
+#: nested loop over ``unnest`` (``LIMIT 1``: never flattened into a join, as in :func:`_each_of`).  The
+#: range holds the key, the ARKs qualifying it, and the few longer Names that continue it with a
+#: character below ``'.'`` (``*``, ``+``, ``$``), which the last condition leaves out.  The bounds are
+#: made by the server (arrays of thousands of strings cost the client more than the reading).
+_BOUND_OR_QUALIFIED: Final = (
+    "SELECT k.v FROM (SELECT v, ? || v AS key FROM unnest(?::text[]) AS v) AS k CROSS JOIN LATERAL "
+    "(SELECT 1 FROM bindings WHERE kind = 'ark' AND key COLLATE \"C\" >= k.key "
+    f"AND key COLLATE \"C\" < k.key || '{QUALIFIED_HIGH}' "
+    f"AND (key = k.key OR key COLLATE \"C\" >= k.key || '{QUALIFIED_LOW}') LIMIT 1) AS p"
+)
 
 
 class PostgresStore(SqlStore):
@@ -345,8 +361,7 @@ class PostgresStore(SqlStore):
         parts = {
             "minted": (_each_of("minted", "id", "naan", "id"), (blades, naan)),
             "holds": (_each_of("holds", "id", "naan", "id"), (blades, naan)),
-            "bindings": (_each_of("bindings", "substr(key, ?)", "kind", "key"),
-                         ([prefix + b for b in blades], len(prefix) + 1, "ark")),
+            "bindings": (_BOUND_OR_QUALIFIED, (prefix, blades)),
         }  # fmt: skip
         self._exec(cur, *union_of(parts, tables))
         return {row[0] for row in cur.fetchall()}

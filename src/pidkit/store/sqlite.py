@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from typing import Final
 
 from ..errors import StoreError
+from .keys import QUALIFIED_HIGH, QUALIFIED_LOW
 from .sql import Cursor, SqlStore, union_of
 from .walindex import WalHeader, find_wal_header
 
@@ -162,6 +163,19 @@ def _fts_hash(cur: Cursor, table: str, size: int) -> Iterator[None]:
         return
     yield
     cur.execute(setting, (before,))
+
+
+#: The ids (``{ids}``: a ``VALUES`` list) that are bound as ``ark:NAAN/id`` (the prefix given first), or
+#: that an ARK bound qualifies (its key from ``key + QUALIFIED_LOW`` up to ``key + QUALIFIED_HIGH``:
+#: :data:`~pidkit.store.keys.QUALIFIED_LOW`): one range of the
+#: primary key (code point order) per id, from its key to the end of that range, less the few longer
+#: Names that continue it with a character below ``'.'`` (``*``, ``+``, ``$``).
+_BOUND_OR_QUALIFIED: Final = (
+    "SELECT k.v FROM (SELECT c.column1 AS v, pre.p || c.column1 AS key "
+    "FROM (SELECT ? AS p) AS pre, (VALUES {ids}) AS c) AS k "
+    f"WHERE EXISTS (SELECT 1 FROM bindings WHERE kind = 'ark' AND key >= k.key AND key < k.key || "
+    f"'{QUALIFIED_HIGH}' AND (key = k.key OR key >= k.key || '{QUALIFIED_LOW}'))"
+)
 
 
 class SqliteStore(SqlStore):
@@ -417,8 +431,8 @@ class SqliteStore(SqlStore):
             parts = {
                 "minted": (f"SELECT id FROM minted WHERE naan = ? AND id IN ({marks})", (naan, *chunk)),
                 "holds": (f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})", (naan, *chunk)),
-                "bindings": (f"SELECT substr(key, ?) FROM bindings WHERE kind = 'ark' AND key IN ({marks})",
-                             (len(prefix) + 1, *(prefix + c for c in chunk))),
+                "bindings": (_BOUND_OR_QUALIFIED.format(ids=", ".join(["(?)"] * len(chunk))),
+                             (prefix, *chunk)),
             }  # fmt: skip
             cur.execute(*union_of(parts, tables))
             taken.update(row[0] for row in cur.fetchall())
