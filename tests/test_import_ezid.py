@@ -194,6 +194,25 @@ def test_whole_erc_element_and_ownership_are_kept(tmp_path: Path, store: Store) 
     assert store.get_binding("ark:99999/fk4b") is None and store.check() == []
 
 
+def test_an_element_of_its_own_named_as_ezid_s_kept_one_is_refused_not_overwritten(
+    tmp_path: Path, store: Store
+) -> None:
+    """_owner and _profile are kept as ezid.owner and ezid.profile: a record that also has elements of its
+    own by those names is refused naming both, never stored with one value silently replacing the other."""
+    dl = tmp_path / "dl.txt"
+    dl.write_text(":: ark:/99999/fk4gt78tq\n_target: http://example.org/one\n_owner: alice\n"
+                  "ezid.owner: bob\n\n:: ark:/99999/fk4b\n_target: http://example.org/b\n_profile: erc\n"
+                  "ezid.profile: datacite\n")
+    with pytest.raises(ImportRefusedError) as caught:
+        importers.run("ezid", dl, store)
+    reasons = {o.id: o.reason for o in caught.value.report.by_action("refused")}
+    assert reasons == {
+        "ark:/99999/fk4gt78tq": "both _owner and an element of its own named ezid.owner, kept as that name",
+        "ark:/99999/fk4b": "both _profile and an element of its own named ezid.profile, kept as that name",
+    }
+    assert store.get_binding("ark:99999/fk4gt78tq") is None and store.get_binding("ark:99999/fk4b") is None
+
+
 def test_a_rerun_writes_nothing_and_an_interrupted_import_completes(tmp_path: Path, store: Store) -> None:
     first_two = tmp_path / "part.txt"  # what an earlier run that stopped half-way would have brought
     first_two.write_text("\n".join(ANVL.read_text().splitlines()[:25]) + "\n")
@@ -273,6 +292,11 @@ def test_refused_records_name_the_line_and_the_reason(
         ("laughs.xml", LAUGHS, "not XML (limit on input amplification factor"),
         ("g.txt.gz", b"\x1f\x8b\x08\x00broken", "a broken gzip file"),
         ("h.txt", b"\xff\xfe:: x", "not UTF-8 (byte 1) in '{}'"),
+        ("i.txt", b":: ark:/1/x\ndc.title: A\ndc.title: B\n",
+         "the element 'dc.title' twice in one record in '{}' on line 3"),
+        ("j.xml", b"<records><record identifier='ark:/1/x'><element name='dc.title'>A</element>"
+                  b"<element name='dc.title'>B</element></record></records>",
+         "record 1: the element 'dc.title' twice in one record in '{}'"),
     ],
 )
 def test_unreadable_downloads_are_one_error_naming_the_file(

@@ -131,10 +131,23 @@ def read_anvl(lines: Iterable[str], source: str = "<anvl>") -> list[EzidRecord]:
         name, colon, value = line.partition(":")
         if not colon:
             raise SourceError("not an ANVL 'name: value' line", text=source, line=number)
-        current[2][unescape(name.strip())] = unescape(value.strip())
+        name = unescape(name.strip())
+        if why := _twice(current[2], name):
+            raise SourceError(why, text=source, line=number)
+        current[2][name] = unescape(value.strip())
     if current is not None:
         out.append(EzidRecord(*current))
     return out
+
+
+def _twice(elements: Mapping[str, str], name: str) -> str | None:
+    """Why ``name`` cannot be added to a record's ``elements``: it is there already (EZID keeps one value
+    per name, so which one would be the record's is not for an importer to guess).
+
+    >>> _twice({"dc.title": "A"}, "dc.title"), _twice({}, "dc.title")
+    ("the element 'dc.title' twice in one record", None)
+    """
+    return f"the element {name!r} twice in one record" if name in elements else None
 
 
 def read_csv(text: str, source: str = "<csv>") -> list[EzidRecord]:
@@ -201,6 +214,8 @@ def read_xml(data: bytes, source: str = "<xml>") -> list[EzidRecord]:
                 value = "".join(ET.tostring(child, encoding="unicode") for child in element).strip()
             else:
                 value = (element.text or "").strip()
+            if why := _twice(elements, name):
+                raise SourceError(f"record {number}: {why}", text=source)
             elements[name] = value
         out.append(EzidRecord(f"record {number}", identifier.strip(), elements))
     return out
@@ -322,6 +337,10 @@ def _record(b: DumpBuilder, rec: EzidRecord, *, drop_extra: bool) -> Outcome:
     citation = {n: v for n, v in el.items() if n not in mapped and not n.startswith("_")}
     extra, refused = extra_elements(citation)
     kept = {**KEPT, **IMPORTED}
+    clash = sorted(n for n in el if n in kept and kept[n] in el)
+    if clash:  # EZID's own element and one of the record's would be kept under one name
+        return Outcome(rec.where, ident, "refused",
+                       f"both {clash[0]} and an element of its own named {kept[clash[0]]}, kept as that name")
     extra.update({kept[n]: v.strip() for n, v in el.items() if n in kept and v.strip()})
     if refused and not drop_extra:
         return Outcome(rec.where, ident, "refused", refused_names(refused))
