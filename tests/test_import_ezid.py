@@ -197,20 +197,21 @@ def test_whole_erc_element_and_ownership_are_kept(tmp_path: Path, store: Store) 
 def test_an_element_of_its_own_named_as_ezid_s_kept_one_is_refused_not_overwritten(
     tmp_path: Path, store: Store
 ) -> None:
-    """_owner and _profile are kept as ezid.owner and ezid.profile: a record that also has elements of its
-    own by those names is refused naming both, never stored with one value silently replacing the other."""
+    """_owner and _profile are kept as ezid.owner and ezid.profile: a record that has elements of its own
+    by those names — beside EZID's or alone (which pidkit's EZID API would then serve as _owner) — is
+    refused naming both, never stored with one value silently replacing the other."""
     dl = tmp_path / "dl.txt"
     dl.write_text(":: ark:/99999/fk4gt78tq\n_target: http://example.org/one\n_owner: alice\n"
                   "ezid.owner: bob\n\n:: ark:/99999/fk4b\n_target: http://example.org/b\n_profile: erc\n"
-                  "ezid.profile: datacite\n")
+                  "ezid.profile: datacite\n\n:: ark:/99999/fk4c\n_target: http://example.org/c\n"
+                  "ezid.owner: mallory\n")
     with pytest.raises(ImportRefusedError) as caught:
         importers.run("ezid", dl, store)
     reasons = {o.id: o.reason for o in caught.value.report.by_action("refused")}
-    assert reasons == {
-        "ark:/99999/fk4gt78tq": "both _owner and an element of its own named ezid.owner, kept as that name",
-        "ark:/99999/fk4b": "both _profile and an element of its own named ezid.profile, kept as that name",
-    }
-    assert store.get_binding("ark:99999/fk4gt78tq") is None and store.get_binding("ark:99999/fk4b") is None
+    owner = "an element of its own named ezid.owner, the name EZID's _owner is kept under"
+    profile = "an element of its own named ezid.profile, the name EZID's _profile is kept under"
+    assert reasons == {"ark:/99999/fk4gt78tq": owner, "ark:/99999/fk4b": profile, "ark:/99999/fk4c": owner}
+    assert all(store.get_binding(f"ark:99999/{b}") is None for b in ("fk4gt78tq", "fk4b", "fk4c"))
 
 
 def test_a_rerun_writes_nothing_and_an_interrupted_import_completes(tmp_path: Path, store: Store) -> None:

@@ -337,10 +337,11 @@ def _record(b: DumpBuilder, rec: EzidRecord, *, drop_extra: bool) -> Outcome:
     citation = {n: v for n, v in el.items() if n not in mapped and not n.startswith("_")}
     extra, refused = extra_elements(citation)
     kept = {**KEPT, **IMPORTED}
-    clash = sorted(n for n in el if n in kept and kept[n] in el)
-    if clash:  # EZID's own element and one of the record's would be kept under one name
+    reserved = {v: n for n, v in kept.items()}
+    if own := sorted(n for n in el if n in reserved):  # the name pidkit keeps one of EZID's elements as
+        name = own[0]
         return Outcome(rec.where, ident, "refused",
-                       f"both {clash[0]} and an element of its own named {kept[clash[0]]}, kept as that name")
+                       f"an element of its own named {name}, the name EZID's {reserved[name]} is kept under")
     extra.update({kept[n]: v.strip() for n, v in el.items() if n in kept and v.strip()})
     if refused and not drop_extra:
         return Outcome(rec.where, ident, "refused", refused_names(refused))
