@@ -555,6 +555,7 @@ def test_postgres_a_mint_reads_the_arks_qualifying_each_candidate_by_a_range_on_
     store.create_minter("m", naan=NAAN, template="fk4.reedeedk", seed=5)
     first = Minter("fk4.reedeedk", NAAN, seed=5).mint_at(0)
     store.bind(f"ark:{NAAN}/{first}/part", "https://example.org/", force=True)
+    store.add_hold(NAAN, "held")  # the holds are read too
     seen = _recorded(store, monkeypatch)
     assert first not in store.mint("m", 300)[0]
     taken = [(sql, params) for sql, params in seen if "FROM minted" in sql]
@@ -564,12 +565,14 @@ def test_postgres_a_mint_reads_the_arks_qualifying_each_candidate_by_a_range_on_
                     "AND tablename = 'bindings'")
         assert cur.fetchone()[0] == 0  # never analyzed: no statistics of its columns
         plan = _explain(cur, store._q(taken[0][0]), taken[0][1])
-    ranges = [i for i, line in enumerate(plan) if re.search(r"Index (Only )?Scan using bindings_key_c", line)]
-    assert ranges, plan
-    bounded = re.compile(r"Index Cond: .*\(key >= \(.*\)\) AND \(key < \(.*'0'::text\)\)")
+    by_range = re.compile(r"Index (Only )?Scan using (bindings_key_c|holds_id_c)")
+    ranges = [i for i, line in enumerate(plan) if by_range.search(line)]
+    assert len(ranges) == 2, plan
+    bounded = re.compile(r"Index Cond: .*\((key|id) >= \(.*\)\) AND \((key|id) < \(.*'0'::text\)\)")
     for i in ranges:
         assert bounded.search(plan[i + 1]), plan
-    assert not any(re.search(r"(Seq Scan|Bitmap Heap Scan) on bindings\b", line) for line in plan), plan
+    whole = re.compile(r"(Seq Scan|Bitmap Heap Scan) on (bindings|holds)\b")
+    assert not any(whole.search(line) for line in plan), plan
 
 
 def _assert_probes(plan: list[str], table: str, scope: str, key: str) -> None:

@@ -315,6 +315,19 @@ def test_a_mint_skips_an_id_that_a_bound_ark_qualifies(store: Store) -> None:
     assert store.mint("m", 2) == [f"ark:{NAAN}/{third}", f"ark:{NAAN}/{fourth}"]
 
 
+def test_a_mint_skips_an_id_that_a_held_ark_qualifies(store: Store) -> None:
+    """A deleted reserved ``X.v2`` or ``X/c`` stays held, and ``X`` stays given out with it."""
+    store.create_minter("m", naan=NAAN, template=TEMPLATE, seed=13)
+    reference = Minter(TEMPLATE, NAAN, seed=13)
+    first, second, third, fourth = (reference.mint_at(i) for i in range(4))
+    for ark in (f"ark:{NAAN}/{first}.v2", f"ark:{NAAN}/{second}/c"):
+        store.bind(ark, None, status="reserved")
+        store.delete("ark", ark)
+    store.add_hold(NAAN, f"{third}0")  # a longer Name: holds nothing of third
+    assert store.get_binding(f"ark:{NAAN}/{first}.v2") is None
+    assert store.mint("m", 2) == [f"ark:{NAAN}/{third}", f"ark:{NAAN}/{fourth}"]
+
+
 def test_a_name_without_shoulder_is_taken_by_the_arks_qualifying_it(store: Store) -> None:
     """The same for a Name without a shoulder, and only for the Names the bound ARKs qualify."""
     store.bind(f"ark:{NAAN}/xyz/c", "https://e.org/", force=True)

@@ -120,20 +120,32 @@ def _each_of(table: str, columns: str, scope: str, key: str, *, lock: str = "") 
     )
 
 
-#: The ids (the array) that are bound as ``ark:NAAN/id`` (the prefix given next), or that an ARK bound
-#: qualifies (its key from ``key + QUALIFIED_LOW`` up to ``key + QUALIFIED_HIGH``:
-#: :data:`~pidkit.store.keys.QUALIFIED_LOW`): one range of ``bindings_key_c``
-#: (kind, key in code point order; migration 6) per id, from its key to the end of that range, in a
-#: nested loop over ``unnest`` (``LIMIT 1``: never flattened into a join, as in :func:`_each_of`).  The
-#: range holds the key, the ARKs qualifying it, and the few longer Names that continue it with a
-#: character below ``'.'`` (``*``, ``+``, ``$``), which the last condition leaves out.  The bounds are
-#: made by the server (arrays of thousands of strings cost the client more than the reading).
-_BOUND_OR_QUALIFIED: Final = (
-    "SELECT k.v FROM (SELECT v, ? || v AS key FROM unnest(?::text[]) AS v) AS k CROSS JOIN LATERAL "
-    "(SELECT 1 FROM bindings WHERE kind = 'ark' AND key COLLATE \"C\" >= k.key "
-    f"AND key COLLATE \"C\" < k.key || '{QUALIFIED_HIGH}' "
-    f"AND (key = k.key OR key COLLATE \"C\" >= k.key || '{QUALIFIED_LOW}') LIMIT 1) AS p"
-)
+def _id_or_qualified(table: str, column: str, scope: str) -> str:
+    """A statement reading which ids (the array, its second parameter) are a row of ``table`` — ``column``
+    equal to the prefix (its first parameter) followed by the id, within ``scope`` (parameters after) —
+    or are qualified by one (``column`` from ``prefix + id + QUALIFIED_LOW`` up to ``prefix + id +
+    QUALIFIED_HIGH``: :data:`~pidkit.store.keys.QUALIFIED_LOW`): one range of an index of ``column`` in
+    code point order per id, from the id to the end of that range, in a nested loop over ``unnest``
+    (``LIMIT 1``: never flattened into a join, as in :func:`_each_of`).  The range holds the id, the ids
+    qualifying it, and the few longer Names that continue it with a character below ``'.'`` (``*``,
+    ``+``, ``$``), which the last condition leaves out.  The bounds are made by the server (arrays of
+    thousands of strings cost the client more than the reading).
+
+    >>> print(_id_or_qualified("holds", "id", "naan = ?").split(" CROSS JOIN LATERAL ")[1][:78])
+    (SELECT 1 FROM holds WHERE naan = ? AND id COLLATE "C" >= k.key AND id COLLATE
+    """
+    c = f'{column} COLLATE "C"'
+    return (
+        "SELECT k.v FROM (SELECT v, ? || v AS key FROM unnest(?::text[]) AS v) AS k CROSS JOIN LATERAL "
+        f"(SELECT 1 FROM {table} WHERE {scope} AND {c} >= k.key AND {c} < k.key || '{QUALIFIED_HIGH}' "
+        f"AND ({column} = k.key OR {c} >= k.key || '{QUALIFIED_LOW}') LIMIT 1) AS p"
+    )
+
+
+#: :func:`_id_or_qualified` of the ARK bindings (``bindings_key_c``, migration 6) and of the held ids
+#: (``holds_id_c``, migration 11).
+_BOUND_OR_QUALIFIED: Final = _id_or_qualified("bindings", "key", "kind = 'ark'")
+_HELD_OR_QUALIFIED: Final = _id_or_qualified("holds", "id", "naan = ?")
 
 
 class PostgresStore(SqlStore):
@@ -360,7 +372,7 @@ class PostgresStore(SqlStore):
         blades = list(ids)
         parts = {
             "minted": (_each_of("minted", "id", "naan", "id"), (blades, naan)),
-            "holds": (_each_of("holds", "id", "naan", "id"), (blades, naan)),
+            "holds": (_HELD_OR_QUALIFIED, ("", blades, naan)),
             "bindings": (_BOUND_OR_QUALIFIED, (prefix, blades)),
         }  # fmt: skip
         self._exec(cur, *union_of(parts, tables))

@@ -327,10 +327,12 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     @abc.abstractmethod
     def _taken_in(self, cur: Cursor, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
         """Which of ``ids`` the ``tables`` (among ``minted``, ``holds`` and ``bindings``) hold under
-        ``naan`` (``bindings``: as the key ``ark:NAAN/id``); :meth:`_taken` says which tables."""
+        ``naan`` (``bindings``: as the key ``ark:NAAN/id``), or, in ``holds`` and ``bindings``, hold an ARK
+        qualifying (:data:`~pidkit.store.keys.QUALIFIED_LOW`); :meth:`_taken` says which tables."""
 
     def _taken(self, cur: Cursor, naan: str, ids: Sequence[str]) -> set[str]:
-        """Which of ``ids`` are minted, held or bound (as ``ark:NAAN/id``) under ``naan``.
+        """Which of ``ids`` are minted, held or bound (as ``ark:NAAN/id``) under ``naan``, or given out
+        with a held or bound ARK that qualifies them (``X.v2``, ``X/c``: draft-kunze-ark-40 §2.5).
 
         Only the tables that can hold one are read: ``holds`` when the NAAN has a hold
         (:meth:`_has_holds`), ``bindings`` when it is among the bound NAANs (migration 7's

@@ -165,17 +165,28 @@ def _fts_hash(cur: Cursor, table: str, size: int) -> Iterator[None]:
     cur.execute(setting, (before,))
 
 
-#: The ids (``{ids}``: a ``VALUES`` list) that are bound as ``ark:NAAN/id`` (the prefix given first), or
-#: that an ARK bound qualifies (its key from ``key + QUALIFIED_LOW`` up to ``key + QUALIFIED_HIGH``:
-#: :data:`~pidkit.store.keys.QUALIFIED_LOW`): one range of the
-#: primary key (code point order) per id, from its key to the end of that range, less the few longer
-#: Names that continue it with a character below ``'.'`` (``*``, ``+``, ``$``).
-_BOUND_OR_QUALIFIED: Final = (
-    "SELECT k.v FROM (SELECT c.column1 AS v, pre.p || c.column1 AS key "
-    "FROM (SELECT ? AS p) AS pre, (VALUES {ids}) AS c) AS k "
-    f"WHERE EXISTS (SELECT 1 FROM bindings WHERE kind = 'ark' AND key >= k.key AND key < k.key || "
-    f"'{QUALIFIED_HIGH}' AND (key = k.key OR key >= k.key || '{QUALIFIED_LOW}'))"
-)
+def _id_or_qualified(table: str, column: str, scope: str) -> str:
+    """A statement reading which ids (``{ids}``, a ``VALUES`` list of parameters; the prefix is the
+    parameter before them) are a row of ``table`` — ``column`` equal to the prefix followed by the id,
+    within ``scope`` (its parameters after the ids) — or are qualified by one (``column`` from ``prefix +
+    id + QUALIFIED_LOW`` up to ``prefix + id + QUALIFIED_HIGH``: :data:`~pidkit.store.keys.QUALIFIED_LOW`):
+    one range of the primary key (code point order) per id, less the few longer Names that continue it
+    with a character below ``'.'`` (``*``, ``+``, ``$``).
+
+    >>> "id >= k.key AND id < k.key || '0'" in _id_or_qualified("holds", "id", "naan = ?")
+    True
+    """
+    return (
+        "SELECT k.v FROM (SELECT c.column1 AS v, pre.p || c.column1 AS key "
+        "FROM (SELECT ? AS p) AS pre, (VALUES {ids}) AS c) AS k "
+        f"WHERE EXISTS (SELECT 1 FROM {table} WHERE {scope} AND {column} >= k.key "
+        f"AND {column} < k.key || '{QUALIFIED_HIGH}' AND ({column} = k.key OR {column} >= k.key || "
+        f"'{QUALIFIED_LOW}'))"
+    )
+
+
+_BOUND_OR_QUALIFIED: Final = _id_or_qualified("bindings", "key", "kind = 'ark'")
+_HELD_OR_QUALIFIED: Final = _id_or_qualified("holds", "id", "naan = ?")
 
 
 class SqliteStore(SqlStore):
@@ -427,12 +438,11 @@ class SqliteStore(SqlStore):
         prefix = f"ark:{naan}/"
         for i in range(0, len(ids), _CHUNK):
             chunk = ids[i : i + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
+            marks, values = ", ".join("?" * len(chunk)), ", ".join(["(?)"] * len(chunk))
             parts = {
                 "minted": (f"SELECT id FROM minted WHERE naan = ? AND id IN ({marks})", (naan, *chunk)),
-                "holds": (f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})", (naan, *chunk)),
-                "bindings": (_BOUND_OR_QUALIFIED.format(ids=", ".join(["(?)"] * len(chunk))),
-                             (prefix, *chunk)),
+                "holds": (_HELD_OR_QUALIFIED.format(ids=values), ("", *chunk, naan)),
+                "bindings": (_BOUND_OR_QUALIFIED.format(ids=values), (prefix, *chunk)),
             }  # fmt: skip
             cur.execute(*union_of(parts, tables))
             taken.update(row[0] for row in cur.fetchall())

@@ -1,0 +1,6 @@
+-- Migration 0011: held ids readable in code point order (PostgreSQL only; the statement is in
+-- 0011_holds_in_code_point_order.postgresql.sql).  A mint skips an id that a held id qualifies (a
+-- deleted reserved 'X.v2' or 'X/c' is held, and 'X' is given out with it: draft-kunze-ark-40 §2.5), read
+-- as a range of ids from 'X' to 'X0' per candidate (pidkit.store.keys.QUALIFIED_LOW / QUALIFIED_HIGH).
+-- The primary key (naan, id) is in the column's collation, which need not order ids by code point, so
+-- PostgreSQL gets an index that does; SQLite's BINARY primary key already does.
