@@ -178,6 +178,7 @@ def test_extra_metadata_is_set_changed_and_removed_by_name(store: Store) -> None
 @pytest.mark.parametrize(("name", "message"), [
     ("", "1 to 255"), ("x" * 256, "1 to 255"), ("_status", "reserved"), ("dc title", "whitespace"),
     ("a\u0085b", "whitespace"), ("who", "writes this name"), ("erc.who", "writes this name"),
+    ("erc-support.who", "writes this name"),  # EZID's view writes the commitment by that name: not twice
     ("status", "writes this name"),
 ])  # fmt: skip
 def test_extra_names_follow_one_rule(store: Store, name: str, message: str) -> None:

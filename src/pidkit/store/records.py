@@ -183,11 +183,16 @@ def check_extra_name(name: str) -> str:
     (``_status``, ``_target``, ``_created`` …).  Beyond it: a name is 1 to 255 characters without
     whitespace or control characters (``?info`` writes it as one ANVL line), and not a name the ``?info``
     record writes itself (``erc``, ``erc-support``, ``who``/``what``/``when``/``where``, ``status``,
-    ``reason``, ``created``, ``updated``) nor an ``erc.`` element (the ERC has its own fields).  Colons
-    are allowed (ANVL %-encodes them in names).
+    ``reason``, ``created``, ``updated``) nor an ``erc.`` or ``erc-support.`` element (the ERC and the
+    commitment have their own fields; EZID's view writes them by those names).  Colons are allowed (ANVL
+    %-encodes them in names).
 
     >>> check_extra_name("dc.title")
     'dc.title'
+    >>> check_extra_name("erc-support.who")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: the ?info record writes this name itself (the ERC and the commitment ...
     >>> check_extra_name("_status")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -202,8 +207,9 @@ def check_extra_name(name: str) -> str:
         if c.isspace() or not c.isprintable():
             raise StoreError("no whitespace or control character in an extra element name", text=name,
                              position=i)
-    if name in _RESERVED_EXTRA or name.startswith("erc."):
-        raise StoreError("the ?info record writes this name itself (the ERC has its own fields)", text=name)
+    if name in _RESERVED_EXTRA or name.startswith(("erc.", "erc-support.")):
+        raise StoreError("the ?info record writes this name itself (the ERC and the commitment have their "
+                         "own fields)", text=name)
     return name
 
 
