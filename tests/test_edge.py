@@ -543,18 +543,24 @@ def test_postgres_bindings_token_hears_each_committed_change_to_its_own_bindings
         assert write_map(store, out).mapped == 6  # i, last and later, two spellings each (a: a tombstone)
 
 
+@contextlib.contextmanager
+def _listening(url: str) -> Iterator[tuple[Store, Store, Any, object]]:
+    """A store whose bindings listener listens, a second store of the same URL to write with, the
+    listener, and the store's token then."""
+    with open_store(url) as store, open_store(url) as writer:
+        writer.add_naan(NAAN)
+        settled = store.bindings_token()
+        assert cast(Any, settled)[0] == "heard", settled
+        yield store, writer, store._listeners["pidkit_bindings"], settled  # type: ignore[attr-defined]
+
+
 def test_postgres_listener_whose_probes_are_lost_is_made_again_and_the_counters_stand_in(
     new_postgres_url: Callable[[], str],
 ) -> None:
     """A listening connection that stops hearing (a dropped idle TCP connection, a pooler that passes no
     notification on) is noticed by its lost probe, not trusted forever: the token moves, the table's
     counters stand in while it does not listen, and a change then is still seen."""
-    url = new_postgres_url()
-    with open_store(url) as store, open_store(url) as writer:
-        writer.add_naan(NAAN)
-        settled = store.bindings_token()
-        assert cast(Any, settled)[0] == "heard", settled
-        listener = store._listeners["pidkit_bindings"]  # type: ignore[attr-defined]
+    with _listening(new_postgres_url()) as (store, writer, listener, _):
         listener.probe_every, listener.probe_wait = 0.2, 0.5
         send = listener._send
         listener._send = lambda channel, payload: send("pidkit_nowhere", payload)  # the probes are lost
@@ -577,12 +583,7 @@ def test_postgres_listener_stays_listening_when_a_probe_cannot_be_sent(
     """A probe the pool could not send (every connection busy, the pool's wait over) says nothing of the
     listening connection: it is kept, the token does not move, changes are still heard, and the probe
     is sent again later (the resolver's NAAN cache would otherwise be dropped under load)."""
-    url = new_postgres_url()
-    with open_store(url) as store, open_store(url) as writer:
-        writer.add_naan(NAAN)
-        settled = store.bindings_token()
-        assert cast(Any, settled)[0] == "heard", settled
-        listener = store._listeners["pidkit_bindings"]  # type: ignore[attr-defined]
+    with _listening(new_postgres_url()) as (store, writer, listener, settled):
         pid, tries = listener.backend_pid, []
 
         def busy(channel: str, payload: str) -> None:
