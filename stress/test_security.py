@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -292,8 +292,10 @@ def test_body_limits(env: Env, figures: _report.Figures) -> None:
 
 # --- timing ----------------------------------------------------------------------------------------
 
-ROUNDS = 15
-PER_ROUND = 300
+#: Calls of each class in the store-level comparison, alternated one by one (a, b, b, a, …) so that
+#: drift in the machine's load hits both alike (rounds of hundreds of calls each were at the mercy
+#: of whatever else ran during one round: 17 % apart on a busy CI machine with identical code paths).
+PAIRS = 5_000
 #: Medians of the two classes may differ by at most this fraction (noisy 2-core machine).
 TOLERANCE = 0.10
 #: Over HTTP (milliseconds of framework work per call) the same check with alternating single calls.
@@ -301,25 +303,17 @@ HTTP_PAIRS = 1500
 HTTP_TOLERANCE = 0.10
 
 
-def _median_ns(fn: object, secret: str) -> float:
-    assert callable(fn)
-    samples = []
-    for _ in range(PER_ROUND):
-        t = time.perf_counter_ns()
-        fn(secret)
-        samples.append(time.perf_counter_ns() - t)
-    return statistics.median(samples)
-
-
-def _compare(fn: object, a: str, b: str) -> tuple[float, float, float]:
-    """Interleaved rounds (a, b, b, a, …); the median over rounds of each class's per-round median."""
-    ma: list[float] = []
-    mb: list[float] = []
-    for i in range(ROUNDS):
-        order = (a, b) if i % 2 == 0 else (b, a)
-        for s in order:
-            (ma if s is a else mb).append(_median_ns(fn, s))
-    med_a, med_b = statistics.median(ma), statistics.median(mb)
+def _compare(fn: Callable[[str], object], a: str, b: str, pairs: int) -> tuple[float, float, float]:
+    """Medians (ns) of ``fn(a)`` and ``fn(b)`` over ``pairs`` alternated single calls, and their
+    relative difference."""
+    times: tuple[list[int], list[int]] = ([], [])
+    for i in range(pairs):
+        for which in (0, 1) if i % 2 == 0 else (1, 0):
+            secret = (a, b)[which]
+            t = time.perf_counter_ns()
+            fn(secret)
+            times[which].append(time.perf_counter_ns() - t)
+    med_a, med_b = statistics.median(times[0]), statistics.median(times[1])
     return med_a, med_b, abs(med_a - med_b) / min(med_a, med_b)
 
 
@@ -339,8 +333,8 @@ def test_key_check_time_independent_of_matched_prefix(store_url: str, figures: _
         for _ in range(200):  # warm caches
             store.verify_api_key(k20)
             store.verify_api_key(k62)
-        a, b, d1 = _compare(store.verify_api_key, k20, k40)
-        _, c, d2 = _compare(store.verify_api_key, k20, k62)
+        a, b, d1 = _compare(store.verify_api_key, k20, k40, PAIRS)
+        _, c, d2 = _compare(store.verify_api_key, k20, k62, PAIRS)
     backend = "sqlite" if store_url.startswith("sqlite") else "postgres"
     figures.add("security", f"key check timing, store.verify_api_key, {backend}", {
         "median µs (20 / 40 / 62 chars match)": f"{a / 1000:.1f} / {b / 1000:.1f} / {c / 1000:.1f}",
@@ -362,14 +356,7 @@ def test_key_check_time_over_http_0_vs_40_chars(env: Env, figures: _report.Figur
     for _ in range(50):  # warm up
         call(k0)
         call(k40)
-    times: dict[str, list[int]] = {k0: [], k40: []}
-    for i in range(HTTP_PAIRS):  # alternate single calls, so drift in machine load hits both alike
-        for secret in (k0, k40) if i % 2 == 0 else (k40, k0):
-            t = time.perf_counter_ns()
-            call(secret)
-            times[secret].append(time.perf_counter_ns() - t)
-    a, b = statistics.median(times[k0]), statistics.median(times[k40])
-    d = abs(a - b) / min(a, b)
+    a, b, d = _compare(call, k0, k40, HTTP_PAIRS)
     figures.add("security", "key check timing over HTTP (0 vs 40 chars match)", {
         "median µs (0 / 40)": f"{a / 1000:.1f} / {b / 1000:.1f}", "max difference": f"{d:.1%}",
         "tolerance": f"{HTTP_TOLERANCE:.0%}", "pairs": HTTP_PAIRS,
