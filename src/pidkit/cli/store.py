@@ -123,7 +123,12 @@ def register(sub: Subparsers) -> None:
     add_db_option(p)
     p.set_defaults(func=cmd_mint)
 
-    p = sub.add_parser("hold", help="hold ids so they are never minted", description="Hold ids.")
+    p = sub.add_parser(
+        "hold",
+        help="hold ids so they are never minted",
+        description="Hold ids: a held id is never minted, and never published (bound public, unavailable "
+        "or tombstoned); it may be bound reserved. An id bound published was given out, and is refused.",
+    )
     p.add_argument("minter", metavar="MINTER", help="a minter name or a NAAN")
     p.add_argument("ids", nargs="+", metavar="ID", help="a blade (fk4x8d9m2q) or an ARK")
     add_db_option(p)
@@ -189,7 +194,8 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "tombstone",
         help="withdraw an ARK for good",
-        description="Tombstone an ARK: it stops resolving, is never rebound and never minted again.",
+        description="Tombstone an ARK: it stops resolving, is never rebound and never minted again. A "
+        "held ARK is refused: it was never given out, and is never published.",
     )
     p.add_argument("ark", metavar="ARK")
     p.add_argument("--reason", required=True)

@@ -50,6 +50,7 @@ from .records import (
     check_extra_name,
     check_text,
     erc_changes,
+    published,
 )
 from .redirects import UnsafeLocationError, validate_target
 from .search import FoundPage, Search
@@ -95,6 +96,7 @@ __all__ = [
     "open_store",
     "parse_import_line",
     "parse_update_line",
+    "published",
     "redact_url",
     "split_lines",
     "sqlite_path",

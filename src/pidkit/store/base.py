@@ -274,8 +274,10 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def add_hold(self, minter_or_naan: str, *ids: str, principal: Principal | None = None) -> int:
-        """Hold ids so they are never minted: ``minter_or_naan`` is a minter name or a NAAN; each id is
-        a blade (``fk4x8d9m2q``) or an ARK under that NAAN.  Returns how many were newly held."""
+        """Hold ids so they are never minted nor published: ``minter_or_naan`` is a minter name or a NAAN;
+        each id is a blade (``fk4x8d9m2q``) or an ARK under that NAAN.  Returns how many were newly held.
+        An id bound published (:func:`~pidkit.store.records.published`) was given out and is not held
+        (:class:`~pidkit.errors.StoreError`; nothing is held)."""
 
     @abc.abstractmethod
     def minted_count(self, minter: str | None = None) -> int:
@@ -307,9 +309,9 @@ class Store(abc.ABC):
         needs a target.  ``status`` is ``public``, ``reserved`` or ``unavailable`` (withdrawn, reversibly:
         it needs a ``reason``, which any other status drops); ``extra`` sets extra metadata elements
         (:func:`check_extra_name`), ``None`` removing one.  Updating keeps ``created`` and ``text``; an
-        update that changes nothing writes nothing.  A held ARK (one deleted while reserved) is never
-        made public.  Every change writes one history row naming ``principal``
-        (:meth:`history`).
+        update that changes nothing writes nothing.  A held ARK (deleted while reserved, or held from
+        minting) is bound only ``reserved``: never public nor unavailable.  Every change writes one
+        history row naming ``principal`` (:meth:`history`).
 
         The ARK's NAAN must be registered in the store, and an ARK on a shoulder that a minter with a
         NOID ``k`` template mints must carry the right check character; ``force=True`` binds anyway and
@@ -350,7 +352,7 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def delete(self, kind: str, value: str, *, principal: Principal | None = None) -> Binding:
         """Delete a reserved binding that was never public (EZID: a reserved identifier may be deleted)
-        and return it; an ARK stays held, so it is never minted again (nor made public).
+        and return it; an ARK stays held, so it is never minted again (nor published).
         :class:`~pidkit.errors.ConflictError` for any other binding (make it ``unavailable``, or
         tombstone it), :class:`~pidkit.errors.NotFoundError` if not bound."""
 
@@ -365,9 +367,9 @@ class Store(abc.ABC):
     def check(self, *, limit: int = 1000) -> list[str]:
         """The store's integrity problems, one line each (none: ``[]``): a minter's counter not past
         every position in its minted log, minted ids of no minter (but an import's, :data:`IMPORTED`), a
-        public binding of a held id, an API
-        key hash that is not a SHA-256 hex digest, a binding without history, a status without its
-        target or reason, malformed extra metadata."""
+        published binding (public, unavailable, tombstoned) of a held id, an API key hash that is not a
+        SHA-256 hex digest, a binding without history, a status without its target or reason, malformed
+        extra metadata."""
 
     @abc.abstractmethod
     def list_overrides(self, ark: str | None = None) -> list[Override]:
@@ -410,7 +412,9 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def tombstone(self, ark: str, reason: str, *, principal: Principal | None = None) -> Binding:
         """Withdraw ``ark`` for good (also one never bound: it will then never be minted or bound).
-        Idempotent for an already tombstoned ARK (the first reason and time stay)."""
+        Idempotent for an already tombstoned ARK (the first reason and time stay).  A held ARK was never
+        given out, so it is not tombstoned (:class:`~pidkit.errors.StoreError`): it is never minted nor
+        published already."""
 
     @abc.abstractmethod
     def list_bindings(

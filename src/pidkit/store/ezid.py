@@ -39,7 +39,7 @@ from typing import Final
 from ..anvl import AnvlError, read_ezid_record
 from ..errors import StoreError
 from .changes import BindingChange
-from .records import ERC_ELEMENTS, Binding, Erc
+from .records import ERC_ELEMENTS, Binding, Erc, published
 
 __all__ = [
     "ERC_NAMES",
@@ -169,7 +169,7 @@ def _status_change(value: str, before: Binding | None) -> tuple[str, str | None]
     """The status (and reason) ``_status: value`` sets, by EZID's transitions: ``reserved`` only at
     creation (or kept while reserved); reserved → public / unavailable; public ↔ unavailable."""
     status, reason = read_status(value)
-    if before is not None and status == "reserved" and before.status != "reserved":
+    if before is not None and status == "reserved" and published(before.status):
         raise EzidElementError("_status", "invalid transition: an identifier made public is never reserved "
                                "again", value)
     if status == "unavailable" and reason is None:

@@ -515,7 +515,7 @@ class PostgresStore(SqlStore):
                 raise  # pragma: no cover - every row alone went in, so the chunk should have too
             cur.execute("RELEASE SAVEPOINT pidkit_restore")
             if held:
-                self._refuse_held_public(cur, table, chunk)
+                self._refuse_held_published(cur, table, chunk)
             inserted += len(chunk)
         return inserted
 

@@ -26,6 +26,7 @@ __all__ = [
     "ERC_UNAVAILABLE",
     "KINDS",
     "STATUSES",
+    "UNPUBLISHED",
     "ApiKey",
     "Binding",
     "Erc",
@@ -48,6 +49,7 @@ __all__ = [
     "check_extra_name",
     "check_text",
     "erc_changes",
+    "published",
 ]
 
 #: The id kinds a binding can hold (the ``kind`` column).
@@ -60,6 +62,20 @@ KINDS: Final[tuple[str, ...]] = get_args(Kind)
 #: rebound nor reissued (draft-kunze-ark-40 §2).
 Status = Literal["public", "reserved", "unavailable", "tombstoned"]
 STATUSES: Final[tuple[str, ...]] = get_args(Status)
+#: The one status that is not published: a ``reserved`` binding, and its history, are shown only to a
+#: key or user that covers it.
+UNPUBLISHED: Final = "reserved"
+
+
+def published(status: str) -> bool:
+    """True if a binding of ``status`` is published: the resolver answers for it to anyone (a redirect,
+    410 with the reason, a tombstone) and its history is public.  A held ARK — deleted while reserved,
+    or held from minting — was never given out, so it is never bound published.
+
+    >>> [s for s in STATUSES if published(s)]
+    ['public', 'unavailable', 'tombstoned']
+    """
+    return status != UNPUBLISHED
 
 #: ERC "value unavailable" code, shown for an empty element.
 ERC_UNAVAILABLE: Final = UNAVAILABLE

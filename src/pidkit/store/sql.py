@@ -55,6 +55,7 @@ from .overview import SqlOverview
 from .records import (
     KINDS,
     STATUSES,
+    UNPUBLISHED,
     ApiKey,
     Binding,
     ErcChange,
@@ -71,6 +72,7 @@ from .records import (
     Status,
     check_extra_name,
     check_text,
+    published,
 )
 from .rows import (
     API_KEY_COLS,
@@ -277,6 +279,21 @@ def _resolution(ark: str, k: ArkKey, found: Mapping[str, Binding]) -> Resolution
 
 #: Whether any id is held under the NAAN of its one parameter (an expression).
 _HAS_HOLDS: Final = "EXISTS (SELECT 1 FROM holds WHERE naan = ?)"
+
+#: Why an ARK bound published (:func:`~pidkit.store.records.published`) is not held.
+_CANNOT_HOLD: Final = "it was given out, and a hold is for an id never given out"
+
+
+def _held_refusal(status: str) -> str:
+    """Why a held ARK is not bound ``status`` (published), after its key: the one wording of the rule
+    every write checks (bind, tombstone, import, restore) and :meth:`SqlStore.check` reports.
+
+    >>> _held_refusal("unavailable").partition(" (")[0]
+    'is held: it is never bound unavailable'
+    """
+    return (f"is held: it is never bound {status} (a held id, deleted while reserved or held from "
+            "minting, was never given out: it may only be bound reserved)")  # fmt: skip
+
 
 #: A well-formed ``api_keys.secret_hash``: SHA-256, 64 lowercase hex digits (``pidkit check``).
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -687,6 +704,11 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             stamp = now()
             for text in ids:
                 blade = blade_of(naan, text)
+                self._exec(cur, "SELECT status FROM bindings WHERE kind = 'ark' AND key = ?",
+                           (f"ark:{naan}/{blade}",))  # fmt: skip
+                bound = cur.fetchone()
+                if bound is not None and published(str(bound[0])):
+                    raise StoreError(f"ark:{naan}/{blade} is bound {bound[0]}: {_CANNOT_HOLD}", text=text)
                 self._exec(
                     cur,
                     "INSERT INTO holds (naan, id, created) VALUES (?, ?, ?) "
@@ -782,13 +804,13 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             if only_new and before is not None:
                 raise ConflictError("already bound (a create never changes an existing binding)", text=text)
             after = apply_change(before, start, change, stamp)
-            if never_reserve and before is not None and before.status != "reserved" == after.status:
+            reserving = before is not None and published(before.status) and not published(after.status)
+            if never_reserve and reserving:
                 raise ConflictError("an identifier made public is never reserved again", text=text)
             if before is not None and after == dataclasses.replace(before, updated=stamp):
                 return before
-            if after.status == "public" and kind == "ark" and self._held(cur, naan, key):
-                raise StoreError("this ARK is held (deleted while reserved): it is never made public",
-                                 text=text)
+            if published(after.status) and kind == "ark" and self._held(cur, naan, key):
+                raise StoreError(f"this ARK {_held_refusal(after.status)}", text=text)
             bound = self._write_binding(cur, after)
             if refusal is not None:
                 self._exec(
@@ -994,6 +1016,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         with self._transaction(write=True) as cur:
             self._lock_naan(cur, k.naan)
             before = self._current(cur, "ark", k.key)
+            if (before is None or not before.is_tombstoned) and self._held(cur, k.naan, k.key):
+                raise StoreError(f"this ARK {_held_refusal('tombstoned')}", text=ark)
             self._exec(
                 cur,
                 f"INSERT INTO bindings ({BINDING_COLS}) VALUES ({BINDING_PARAMS}) "
@@ -1254,7 +1278,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 created += 1
             else:
                 updated += 1
-        problems += self._held_public(cur, list(writes.values()))
+        problems += self._held_published(cur, list(writes.values()))
         if not problems:
             if overrides:
                 cur.executemany(self._q("INSERT INTO overrides (kind, key, reason, at) VALUES (?, ?, ?, ?)"),
@@ -1277,29 +1301,31 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             history.append((hid, at, who, "import", row.kind, row.key, history_json(old), history_json(new)))
         return history
 
-    def _held_public(self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]) -> list[tuple[int, str]]:
-        """The lines among ``writes`` that would make a held ARK public (a chunk of ids per statement)."""
-        by_naan: dict[str, list[tuple[int, str, str]]] = {}
+    def _held_published(
+        self, cur: Cursor, writes: Sequence[tuple[int, ImportRow]]
+    ) -> list[tuple[int, str]]:
+        """The lines among ``writes`` that would bind a held ARK published (:func:`published`; a chunk
+        of ids per statement)."""
+        by_naan: dict[str, list[tuple[int, str, str, str]]] = {}
         unheld: dict[str, bool] = {}  # NAAN -> holds none (most imports: no ids to look up)
         for number, row in writes:
             naan = row.naan
-            if naan is not None and row.kind == "ark" and row.status == "public":
+            if naan is not None and row.kind == "ark" and published(row.status):
                 if naan not in unheld:
                     unheld[naan] = not self._has_holds(cur, naan)
                 if not unheld[naan]:
                     key = row.key
-                    by_naan.setdefault(naan, []).append((number, key, key[len(naan) + 5 :]))  # "ark:NAAN/"
+                    blade = key[len(naan) + 5 :]  # after "ark:NAAN/"
+                    by_naan.setdefault(naan, []).append((number, key, blade, row.status))
         problems: list[tuple[int, str]] = []
         for naan, wanted in by_naan.items():
             for i in range(0, len(wanted), _CHUNK):
                 chunk = wanted[i : i + _CHUNK]
                 marks = ", ".join("?" * len(chunk))
                 self._exec(cur, f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})",
-                           [naan, *(blade for _, _, blade in chunk)])  # fmt: skip
+                           [naan, *(blade for _, _, blade, _ in chunk)])  # fmt: skip
                 held = {row[0] for row in cur.fetchall()}
-                problems += [
-                    (n, f"{key} is held: it is never made public") for n, key, b in chunk if b in held
-                ]
+                problems += [(n, f"{key} {_held_refusal(st)}") for n, key, b, st in chunk if b in held]
         return problems
 
     def _import_state(self, cur: Cursor, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], Binding]:
@@ -1536,7 +1562,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return inserted
 
     def _may_be_held(self, cur: Cursor, table: Table) -> bool:
-        """Whether :meth:`_refuse_held_public` may refuse rows of ``table`` restored now: ``bindings`` rows
+        """Whether :meth:`_refuse_held_published` may refuse rows of ``table`` restored now: ``bindings`` rows
         only while the store holds some id (a dump's holds are restored before its bindings)."""
         if table.name != "bindings":
             return True
@@ -1549,7 +1575,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     ) -> int:
         """Insert a chunk of dump rows (``(line number, values)``); a row the database refuses (a
         duplicate key, a broken reference, a check) is found again row by row to name its line.  With
-        ``held`` (:meth:`_may_be_held`) the rows are then checked by :meth:`_refuse_held_public`."""
+        ``held`` (:meth:`_may_be_held`) the rows are then checked by :meth:`_refuse_held_published`."""
         self._exec(cur, "SAVEPOINT pidkit_restore")
         try:
             inserted = self._insert_rows(cur, table, [values for _, values in rows], merge)
@@ -1564,15 +1590,17 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             raise  # pragma: no cover - every row alone went in, so the chunk should have too
         self._exec(cur, "RELEASE SAVEPOINT pidkit_restore")
         if held:
-            self._refuse_held_public(cur, table, rows)
+            self._refuse_held_published(cur, table, rows)
         return inserted
 
-    def _refuse_held_public(
+    def _refuse_held_published(
         self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]]
     ) -> None:
         """Refuse a restored chunk (:class:`~pidkit.errors.StoreError` naming the first line; the restore's
-        transaction is rolled back) whose rows would leave a held ARK bound public — a hold means "never
-        issued", a public binding that it was (:meth:`Store.check`'s rule; :meth:`bind` refuses it too).
+        transaction is rolled back) whose rows would leave a held ARK bound published (public, unavailable
+        or tombstoned) — a hold means "never given out", a published binding that it was
+        (:meth:`Store.check`'s rule; :meth:`bind`, :meth:`tombstone`, :meth:`add_hold` and an import
+        refuse it too).
         ``bindings`` rows are checked against the holds (the dump's, restored before them, and the
         store's), ``holds`` rows against the store's bindings (a merge)."""
         found: list[tuple[int, str]] = []
@@ -1580,7 +1608,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             kind, key, status, naan = (table.columns.index(c) for c in ("kind", "key", "status", "naan"))
             by_naan: dict[str, list[tuple[int, str]]] = {}
             for number, v in rows:
-                if v[kind] == "ark" and v[status] == "public" and v[naan] is not None:
+                if v[kind] == "ark" and published(v[status]) and v[naan] is not None:
                     by_naan.setdefault(v[naan], []).append((number, v[key]))
             for ark_naan, wanted in by_naan.items():
                 blades = {k[len(f"ark:{ark_naan}/") :]: (n, k) for n, k in wanted}
@@ -1589,24 +1617,27 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                            [ark_naan, *blades])  # fmt: skip
                 for (held,) in cur.fetchall():
                     number, ark = blades[held]
-                    found.append((number, f"{ark} is held: it is never bound public"))
-            found = [(n, why) for n, why in found if self._is_public(cur, why.partition(" ")[0])]
+                    stored = self._published_status(cur, ark)  # a merge keeps a binding already there
+                    if stored is not None:
+                        found.append((number, f"{ark} {_held_refusal(stored)}"))
         elif table.name == "holds":
             naan, ident = table.columns.index("naan"), table.columns.index("id")
             keys = {f"ark:{v[naan]}/{v[ident]}": number for number, v in rows}
             marks = ", ".join("?" * len(keys))
-            sql = f"SELECT key FROM bindings WHERE kind = 'ark' AND status = 'public' AND key IN ({marks})"
-            self._exec(cur, sql, list(keys))
-            found = [(keys[k], f"{k} is bound public: it cannot be held") for (k,) in cur.fetchall()]
+            sql = f"SELECT key, status FROM bindings WHERE kind = 'ark' AND status <> ? AND key IN ({marks})"
+            self._exec(cur, sql, [UNPUBLISHED, *keys])
+            found = [(keys[k], f"{k} is bound {st}: {_CANNOT_HOLD}") for k, st in cur.fetchall()]
         if found:
             number, why = min(found)
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
             raise StoreError(f"{table.name} row refused: {why}{more}; nothing restored", line=number)
 
-    def _is_public(self, cur: Cursor, key: str) -> bool:
-        """Whether the store's ARK binding ``key`` is public now (a merge keeps a binding already there)."""
-        self._exec(cur, "SELECT 1 FROM bindings WHERE kind = 'ark' AND key = ? AND status = 'public'", (key,))
-        return cur.fetchone() is not None
+    def _published_status(self, cur: Cursor, key: str) -> str | None:
+        """The status of the store's ARK binding ``key`` if it is published now, else ``None``."""
+        self._exec(cur, "SELECT status FROM bindings WHERE kind = 'ark' AND key = ? AND status <> ?",
+                   (key, UNPUBLISHED))  # fmt: skip
+        row = cur.fetchone()
+        return None if row is None else str(row[0])
 
     # -- integrity ----------------------------------------------------------------------------------
     def check(self, *, limit: int = 1000) -> list[str]:
@@ -1628,11 +1659,11 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 if str(minter).startswith(IMPORTED):
                     continue  # issued by the system an import came from
                 problems.append(f"minted log: {count} ids of minter {minter}, which does not exist")
-            sql = ("SELECT b.key FROM bindings b JOIN holds h ON h.naan = b.naan "
+            sql = ("SELECT b.key, b.status FROM bindings b JOIN holds h ON h.naan = b.naan "
                    "AND b.key = 'ark:' || h.naan || '/' || h.id "
-                   "WHERE b.kind = 'ark' AND b.status = 'public' ORDER BY b.key")
-            for (key,) in query(sql):
-                problems.append(f"binding {key}: public, but its id is held")
+                   f"WHERE b.kind = 'ark' AND b.status <> '{UNPUBLISHED}' ORDER BY b.key")
+            for key, status in query(sql):
+                problems.append(f"binding {key}: {status}, but its id is held")
             for key_id, digest in query("SELECT key_id, secret_hash FROM api_keys ORDER BY key_id"):
                 if not _HASH.fullmatch(str(digest)):
                     problems.append(f"API key {key_id}: secret_hash is not a SHA-256 hex digest")

@@ -52,6 +52,7 @@ from ..store import (
     change_from_patch,
     check_text,
     parse_import_line,
+    published,
     split_lines,
     validate_target,
 )
@@ -414,9 +415,9 @@ def get_history(
     parsed = _parse_ark(ark, "ark")
     store = store_of(request)
     b = store.get_binding(str(parsed))
-    published = b is not None and b.status != "reserved"
+    shown = b is not None and published(b.status)
     entries = store.history("ark", str(parsed))
-    allowed = published or (key is not None and key.allows(parsed.naan, parsed.shoulder or None))
+    allowed = shown or (key is not None and key.allows(parsed.naan, parsed.shoulder or None))
     if not entries or not allowed:
         raise ApiError(404, f"no history for {parsed}", field="ark")
     return {"history": [e.to_dict() for e in entries]}

@@ -59,7 +59,7 @@ from ..codecs import iso_z
 from ..errors import ArkError, PidkitError, StoreError
 from ..registry import Registry, RegistryMatch, naan_line
 from ..settings import SERVICE_PATH
-from ..store import Binding, Resolution
+from ..store import Binding, Resolution, published
 from ..store.redirects import stays_under, validate_target
 from .convertors import ARK_PATH, PID
 from .directory import RegistryInfo, registry_info_response, registry_of
@@ -359,7 +359,7 @@ async def resolve_ark(request: Request, ark: str) -> Response:
 @router.api_route(f"/id/{{value:{PID}}}", methods=["GET", "HEAD"])
 def resolve_id(request: Request, value: str) -> Response:
     """Resolve any other id bound in the store (XarkId, TID, GEDCOM UID, Library.Link id, UUID)."""
-    found = [b for b in store_of(request).find_ids(value) if b.status != "reserved"]
+    found = [b for b in store_of(request).find_ids(value) if published(b.status)]
     if not found:
         return error_response(request, 404, f"{value!r} is not bound on this resolver", title="Unknown id")
     if len(found) > 1:

@@ -1,0 +1,214 @@
+"""A held ARK — deleted while reserved, or held from minting — is never published: no write binds it
+public, unavailable or tombstoned, and no hold is put on an id bound published.  Each write path is
+refused with the store unchanged (bind, tombstone, hold, JSON Lines import, EZID import, restore), on
+both backends; reserving a held id stays allowed; ``check`` reports a store that breaks the rule.
+
+Before this rule, ``bind --unavailable`` and ``tombstone`` of a held id, an import of one unavailable
+or tombstoned, and ``hold`` of an id bound public all went through (a red-team finding): the deleted
+reserved record's history, private until then, became readable by anyone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _importcheck import tables
+from pidkit import importers
+from pidkit.errors import StoreError
+from pidkit.store import Store, open_store
+from pidkit.store.records import ImportRejectedError
+from pidkit.store.sql import SqlStore
+
+NAAN = "99999"
+HELD = f"ark:{NAAN}/fk4held"
+#: The refusal's words up to its explanation, for a status.
+REFUSED = "is held: it is never bound {status} ("
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest) -> Iterator[Store]:
+    if request.param == "postgres":
+        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+        url = new_url()
+    else:
+        url = "sqlite:///:memory:"
+    with open_store(url) as s:
+        s.add_naan(NAAN)
+        s.add_hold(NAAN, "fk4held")
+        yield s
+
+
+def _sql(store: Store, sql: str, params: tuple[Any, ...] = ()) -> None:
+    """Run SQL under the interface (test-only): a store an earlier version could have written."""
+    assert isinstance(store, SqlStore)
+    with store._transaction(write=True) as cur:
+        store._exec(cur, sql, params)
+
+
+@pytest.mark.parametrize("status", ["public", "unavailable"])
+def test_bind_refuses_to_publish_a_held_ark(store: Store, status: str) -> None:
+    before = tables(store)
+    reason = "withdrawn" if status == "unavailable" else None
+    with pytest.raises(StoreError) as caught:
+        store.bind(HELD, "https://example.org/h", status=status, reason=reason)  # type: ignore[arg-type]
+    assert f"this ARK {REFUSED.format(status=status)}" in str(caught.value)
+    assert caught.value.text == HELD
+    assert tables(store) == before
+
+
+def test_a_held_ark_may_be_reserved_but_not_then_withdrawn(store: Store) -> None:
+    """Reserved again (EZID: create after delete), it stays unpublished: neither public nor unavailable,
+    and its history stays private."""
+    assert store.bind(HELD, "https://example.org/h", status="reserved").status == "reserved"
+    before = tables(store)
+    with pytest.raises(StoreError, match="never bound unavailable"):
+        store.bind(HELD, status="unavailable", reason="withdrawn")
+    with pytest.raises(StoreError, match="never bound public"):
+        store.bind(HELD, status="public")
+    assert tables(store) == before
+    assert store.check() == []
+
+
+def test_a_deleted_reserved_ark_is_not_tombstoned(store: Store) -> None:
+    ark = f"ark:{NAAN}/fk4gone"
+    store.bind(ark, "https://example.org/g", status="reserved", erc={"what": "private draft"})
+    store.delete("ark", ark)
+    before = tables(store)
+    with pytest.raises(StoreError) as caught:
+        store.tombstone(ark, "never used")
+    assert REFUSED.format(status="tombstoned") in str(caught.value)
+    assert caught.value.text == ark
+    assert tables(store) == before
+    assert store.get_binding(ark) is None
+
+
+def test_a_held_ark_never_bound_is_not_tombstoned(store: Store) -> None:
+    before = tables(store)
+    with pytest.raises(StoreError, match="never bound tombstoned"):
+        store.tombstone(HELD, "never used")
+    assert tables(store) == before
+
+
+def test_an_ark_not_held_is_still_tombstoned_unbound(store: Store) -> None:
+    """The refusal is the hold's alone: an ARK never bound nor held is tombstoned as before."""
+    b = store.tombstone(f"ark:{NAAN}/fk4free", "withdrawn before use")
+    assert b.status == "tombstoned"
+
+
+@pytest.mark.parametrize("status", ["public", "unavailable", "tombstoned"])
+def test_hold_refuses_an_ark_bound_published_and_holds_nothing(store: Store, status: str) -> None:
+    ark = f"ark:{NAAN}/fk4out"
+    store.bind(ark, "https://example.org/o")
+    if status == "unavailable":
+        store.bind(ark, status="unavailable", reason="withdrawn")
+    elif status == "tombstoned":
+        store.tombstone(ark, "withdrawn")
+    before = tables(store)
+    with pytest.raises(StoreError) as caught:
+        store.add_hold(NAAN, "fk4other", "fk4out")  # the first alone would be held: all or nothing
+    assert f"{ark} is bound {status}: it was given out" in str(caught.value)
+    assert caught.value.text == "fk4out"
+    assert tables(store) == before
+
+
+def test_hold_takes_an_ark_bound_reserved(store: Store) -> None:
+    ark = f"ark:{NAAN}/fk4res"
+    store.bind(ark, "https://example.org/r", status="reserved")
+    assert store.add_hold(NAAN, ark) == 1
+    with pytest.raises(StoreError, match="never bound public"):
+        store.bind(ark, status="public")
+    assert store.check() == []
+
+
+@pytest.mark.parametrize("status", ["unavailable", "tombstoned"])
+def test_an_import_binding_a_held_ark_withdrawn_is_refused_naming_its_line(store: Store, status: str) -> None:
+    line: dict[str, Any] = {"text": HELD, "target": "https://example.org/h", "status": status}
+    if status == "unavailable":
+        line["reason"] = "withdrawn"
+    else:
+        line |= {"tombstone_reason": "withdrawn", "tombstoned_at": "2026-11-29T00:00:00Z"}
+    lines = [json.dumps({"text": f"ark:{NAAN}/fk4ok", "target": "https://example.org/ok"}), json.dumps(line)]
+    before = tables(store)
+    with pytest.raises(ImportRejectedError) as caught:
+        store.import_jsonl(lines)
+    [(number, why)] = caught.value.problems
+    assert number == 2
+    assert why.startswith(f"{HELD} {REFUSED.format(status=status)}"), why
+    assert tables(store) == before
+
+
+def test_an_ezid_download_binding_a_held_ark_unavailable_is_refused(store: Store, tmp_path: Path) -> None:
+    dl = tmp_path / "dl.txt"
+    dl.write_text(f":: ark:/{HELD[4:]}\n_status: unavailable | withdrawn\n_target: http://e.org/x\n")
+    before = tables(store)
+    with pytest.raises(StoreError, match="ark:99999/fk4held is held: it is never bound unavailable"):
+        importers.run("ezid", dl, store)
+    assert tables(store) == before
+
+
+def _dump(build: Callable[[Store], object]) -> list[str]:
+    with open_store("sqlite:///:memory:") as other:
+        other.add_naan(NAAN)
+        build(other)
+        out = io.StringIO()
+        other.dump(out)
+    return out.getvalue().splitlines()
+
+
+def _line_of(lines: list[str], table: str, text: str) -> int:
+    return next(n for n, line in enumerate(lines, 1) if f'"table":"{table}"' in line and text in line)
+
+
+def test_a_merge_restore_tombstoning_a_held_ark_is_refused(store: Store) -> None:
+    lines = _dump(lambda s: s.tombstone(HELD, "withdrawn"))
+    before = tables(store)
+    with pytest.raises(StoreError) as caught:
+        store.restore(lines, merge=True)
+    assert caught.value.line == _line_of(lines, "bindings", f'"{HELD}"')
+    assert f"{HELD} {REFUSED.format(status='tombstoned')}" in str(caught.value)
+    assert tables(store) == before
+
+
+def test_a_merge_restore_holding_an_ark_bound_unavailable_is_refused(store: Store) -> None:
+    ark = f"ark:{NAAN}/fk4out"
+    store.bind(ark, "https://example.org/o")
+    store.bind(ark, status="unavailable", reason="withdrawn")
+    lines = _dump(lambda s: s.add_hold(NAAN, "fk4out"))
+    before = tables(store)
+    with pytest.raises(StoreError) as caught:
+        store.restore(lines, merge=True)
+    assert caught.value.line == _line_of(lines, "holds", '"fk4out"')
+    assert f"{ark} is bound unavailable: it was given out" in str(caught.value)
+    assert tables(store) == before
+
+
+def test_a_merge_restore_keeps_a_held_ark_reserved_beside_the_dumps_withdrawn_row(store: Store) -> None:
+    """A merge keeps the store's row: a held id bound reserved here stays so, and the dump's unavailable
+    row of it is not written, so nothing is refused."""
+    store.bind(HELD, "https://example.org/h", status="reserved")
+
+    def withdrawn(s: Store) -> None:
+        s.bind(HELD, "https://example.org/h")
+        s.bind(HELD, status="unavailable", reason="withdrawn")
+
+    store.restore(_dump(withdrawn), merge=True)
+    b = store.get_binding(HELD)
+    assert b is not None and b.status == "reserved"
+    assert store.check() == []
+
+
+@pytest.mark.parametrize("status", ["unavailable", "tombstoned"])
+def test_check_reports_a_held_ark_bound_withdrawn(store: Store, status: str) -> None:
+    """A store an earlier version wrote (it let ``bind --unavailable`` and ``tombstone`` through)."""
+    store.bind(HELD, "https://example.org/h", status="reserved")
+    reason = "reason" if status == "unavailable" else "tombstone_reason"
+    stamp = ", tombstoned_at = updated" if status == "tombstoned" else ""
+    sql = f"UPDATE bindings SET status = ?, {reason} = 'withdrawn'{stamp} WHERE key = ?"
+    _sql(store, sql, (status, HELD))
+    assert store.check() == [f"binding {HELD}: {status}, but its id is held"]
