@@ -212,3 +212,84 @@ def test_check_reports_a_held_ark_bound_withdrawn(store: Store, status: str) -> 
     sql = f"UPDATE bindings SET status = ?, {reason} = 'withdrawn'{stamp} WHERE key = ?"
     _sql(store, sql, (status, HELD))
     assert store.check() == [f"binding {HELD}: {status}, but its id is held"]
+
+
+# -- the ARKs a held ARK contains (draft-kunze-ark-40 §2.5: an ARK with qualifiers is contained in the
+# -- ARK without them): publishing one would give the held id out.
+@pytest.mark.parametrize("qualified", ["/c", ".v2", "/c.v2", "/c/s"])
+def test_bind_refuses_to_publish_an_ark_qualifying_a_held_one(store: Store, qualified: str) -> None:
+    ark = HELD + qualified
+    before = tables(store)
+    with pytest.raises(StoreError) as caught:
+        store.bind(ark, "https://example.org/part")
+    assert f"this ARK qualifies {HELD}, which is held: it is never bound public (" in str(caught.value)
+    assert tables(store) == before
+    assert store.bind(ark, "https://example.org/part", status="reserved").status == "reserved"
+    with pytest.raises(StoreError, match=f"qualifies {HELD}, which is held: it is never bound tombstoned"):
+        store.tombstone(ark, "withdrawn")
+    assert store.check() == []
+
+
+def test_an_ark_beside_a_held_one_is_not_covered(store: Store) -> None:
+    """Only ``/`` and ``.`` qualify: a longer Name (``fk4held0``) and the held ARK's own ancestor
+    (``fk4``… is no ARK it contains) are bound as ever."""
+    assert store.bind(HELD + "0", "https://example.org/longer").status == "public"
+    assert store.bind(f"ark:{NAAN}/fk4hel", "https://example.org/shorter").status == "public"
+    assert store.check() == []
+
+
+def test_hold_refuses_an_ark_a_published_binding_qualifies(store: Store) -> None:
+    store.bind(f"ark:{NAAN}/fk4out.v2", "https://example.org/o")
+    store.bind(f"ark:{NAAN}/fk4res/c", "https://example.org/r", status="reserved")
+    store.bind(f"ark:{NAAN}/fk4out0", "https://example.org/longer")
+    before = tables(store)
+    with pytest.raises(StoreError) as caught:
+        store.add_hold(NAAN, "fk4out")
+    assert f"ark:{NAAN}/fk4out is given out: ark:{NAAN}/fk4out.v2, which qualifies it, is bound public" in str(
+        caught.value
+    )
+    assert tables(store) == before
+    assert store.add_hold(NAAN, "fk4res", "fk4out0x") == 2  # reserved parts; a Name beside a bound one
+
+
+def test_an_import_publishing_an_ark_qualifying_a_held_one_is_refused(store: Store) -> None:
+    lines = [json.dumps({"text": f"ark:{NAAN}/fk4ok", "target": "https://example.org/ok"}),
+             json.dumps({"text": f"{HELD}.v2/c", "target": "https://example.org/h"})]  # fmt: skip
+    before = tables(store)
+    with pytest.raises(ImportRejectedError) as caught:
+        store.import_jsonl(lines)
+    [(number, why)] = caught.value.problems
+    assert number == 2
+    assert why.startswith(f"{HELD}/c.v2 qualifies {HELD}, which is held: it is never bound public ("), why
+    assert tables(store) == before
+
+
+def test_a_merge_restore_publishing_an_ark_qualifying_a_held_one_is_refused(store: Store) -> None:
+    lines = _dump(lambda s: s.bind(f"{HELD}/c", "https://example.org/c"))
+    before = tables(store)
+    with pytest.raises(StoreError) as caught:
+        store.restore(lines, merge=True)
+    assert caught.value.line == _line_of(lines, "bindings", f'"{HELD}/c"')
+    assert f"{HELD}/c qualifies {HELD}, which is held: it is never bound public (" in str(caught.value)
+    assert tables(store) == before
+
+
+def test_a_merge_restore_holding_an_ark_a_published_binding_qualifies_is_refused(store: Store) -> None:
+    store.bind(f"ark:{NAAN}/fk4out/c", "https://example.org/o")
+    lines = _dump(lambda s: s.add_hold(NAAN, "fk4beside", "fk4out"))
+    before = tables(store)
+    with pytest.raises(StoreError) as caught:
+        store.restore(lines, merge=True)
+    assert caught.value.line == _line_of(lines, "holds", '"fk4out"')
+    assert f"ark:{NAAN}/fk4out is given out: ark:{NAAN}/fk4out/c, which qualifies it, is bound public" in str(
+        caught.value
+    )
+    assert tables(store) == before
+
+
+def test_check_reports_a_published_ark_qualifying_a_held_one(store: Store) -> None:
+    """A store an earlier version wrote: it let ``X/c`` be bound public while ``X`` was held."""
+    store.bind(f"{HELD}/c", "https://example.org/c", status="reserved")
+    store.bind(f"{HELD}0", "https://example.org/longer")  # beside, not under: no problem
+    _sql(store, "UPDATE bindings SET status = 'public' WHERE key = ?", (f"{HELD}/c",))
+    assert store.check() == [f"binding {HELD}/c: public, but it qualifies {HELD}, which is held"]

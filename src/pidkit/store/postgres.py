@@ -45,7 +45,7 @@ from typing import Any, Final
 from ..errors import StoreError
 from .jsonl import ImportRow
 from .keys import QUALIFIED_HIGH, QUALIFIED_LOW, ArkKey
-from .records import Binding
+from .records import UNPUBLISHED, Binding
 from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
 from .sql import _IMPORTED_TABLES, Cursor, SqlStore, union_of
 from .urls import redact_url
@@ -146,6 +146,9 @@ def _id_or_qualified(table: str, column: str, scope: str) -> str:
 #: (``holds_id_c``, migration 11).
 _BOUND_OR_QUALIFIED: Final = _id_or_qualified("bindings", "key", "kind = 'ark'")
 _HELD_OR_QUALIFIED: Final = _id_or_qualified("holds", "id", "naan = ?")
+#: The same of the published ARK bindings (:func:`~pidkit.store.records.published`): an id so given out
+#: is never held.
+_PUBLISHED_OR_QUALIFIED: Final = _id_or_qualified("bindings", "key", "kind = 'ark' AND status <> ?")
 
 
 class PostgresStore(SqlStore):
@@ -374,6 +377,7 @@ class PostgresStore(SqlStore):
             "minted": (_each_of("minted", "id", "naan", "id"), (blades, naan)),
             "holds": (_HELD_OR_QUALIFIED, ("", blades, naan)),
             "bindings": (_BOUND_OR_QUALIFIED, (prefix, blades)),
+            "published": (_PUBLISHED_OR_QUALIFIED, (prefix, blades, UNPUBLISHED)),
         }  # fmt: skip
         self._exec(cur, *union_of(parts, tables))
         return {row[0] for row in cur.fetchall()}

@@ -23,7 +23,7 @@ import hmac
 import itertools
 import re
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import IO, Any, Final, NamedTuple, Protocol
 
@@ -36,6 +36,8 @@ from .changes import BindingChange, apply_change, changed_fields, extra_from_tex
 from .dump import DumpHeader, header_line, parse_header, read_rows, row_line
 from .jsonl import ImportRow, UpdateRow, binding_line, parse_import_line, parse_update_line
 from .keys import (
+    QUALIFIED_HIGH,
+    QUALIFIED_LOW,
     ArkKey,
     IdMaker,
     ark_key,
@@ -280,19 +282,62 @@ def _resolution(ark: str, k: ArkKey, found: Mapping[str, Binding]) -> Resolution
 #: Whether any id is held under the NAAN of its one parameter (an expression).
 _HAS_HOLDS: Final = "EXISTS (SELECT 1 FROM holds WHERE naan = ?)"
 
-#: Why an ARK bound published (:func:`~pidkit.store.records.published`) is not held.
-_CANNOT_HOLD: Final = "it was given out, and a hold is for an id never given out"
+def _cannot_hold(key: str, bound: str, status: str) -> str:
+    """Why the ARK ``key`` is not held: the ARK ``bound`` — itself, or one qualifying it — is bound
+    ``status``, published (:func:`~pidkit.store.records.published`).
+
+    >>> _cannot_hold("ark:99999/fk4x", "ark:99999/fk4x.v2", "public")
+    'ark:99999/fk4x is given out: ark:99999/fk4x.v2, which qualifies it, is bound public (a hold is for an id never given out)'
+    """  # noqa: E501
+    if bound == key:
+        return f"{key} is bound {status}: it was given out, and a hold is for an id never given out"
+    return (f"{key} is given out: {bound}, which qualifies it, is bound {status} (a hold is for an id "
+            "never given out)")  # fmt: skip
 
 
-def _held_refusal(status: str) -> str:
-    """Why a held ARK is not bound ``status`` (published), after its key: the one wording of the rule
+def _other(held: str, key: str) -> str | None:
+    """``held`` unless it is ``key`` itself (:func:`_held_refusal` names an ARK ``key`` qualifies).
+
+    >>> _other("ark:99999/x", "ark:99999/x/c"), _other("ark:99999/x", "ark:99999/x")
+    ('ark:99999/x', None)
+    """
+    return None if held == key else held
+
+
+def _held_refusal(status: str, held: str | None = None) -> str:
+    """Why a held ARK — or one qualifying the held ARK ``held`` (draft-kunze-ark-40 §2.5: it is
+    contained in it) — is not bound ``status`` (published), after its key: the one wording of the rule
     every write checks (bind, tombstone, import, restore) and :meth:`SqlStore.check` reports.
 
     >>> _held_refusal("unavailable").partition(" (")[0]
     'is held: it is never bound unavailable'
+    >>> _held_refusal("public", "ark:99999/fk4x").partition(" (")[0]
+    'qualifies ark:99999/fk4x, which is held: it is never bound public'
     """
-    return (f"is held: it is never bound {status} (a held id, deleted while reserved or held from "
-            "minting, was never given out: it may only be bound reserved)")  # fmt: skip
+    what = "is held" if held is None else f"qualifies {held}, which is held"
+    return (f"{what}: it is never bound {status} (a held id, deleted while reserved or held from "
+            "minting, was never given out, nor were the ARKs qualifying it: they may only be bound "
+            "reserved)")  # fmt: skip
+
+
+def _and_ancestors(key: str) -> tuple[str, ...]:
+    """The ARK ``key`` and the ARKs that contain it (draft-kunze-ark-40 §2.5), ``key`` first: a hold of
+    any of them covers ``key``.
+
+    >>> _and_ancestors("ark:99999/fk4x.v2/c")
+    ('ark:99999/fk4x/c.v2', 'ark:99999/fk4x/c', 'ark:99999/fk4x')
+    """
+    k = ark_key(key)
+    return (k.key, *k.ancestors)
+
+
+def _held_key(keys: Sequence[str], held: Container[str]) -> str | None:
+    """The first of ``keys`` (:func:`_and_ancestors`) among the ``held`` keys, or ``None``.
+
+    >>> _held_key(_and_ancestors("ark:99999/fk4x/c"), {"ark:99999/fk4x"}), _held_key(("ark:9/x",), ())
+    ('ark:99999/fk4x', None)
+    """
+    return next((k for k in keys if k in held), None)
 
 
 #: A well-formed ``api_keys.secret_hash``: SHA-256, 64 lowercase hex digits (``pidkit check``).
@@ -343,9 +388,10 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
 
     @abc.abstractmethod
     def _taken_in(self, cur: Cursor, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
-        """Which of ``ids`` the ``tables`` (among ``minted``, ``holds`` and ``bindings``) hold under
-        ``naan`` (``bindings``: as the key ``ark:NAAN/id``), or, in ``holds`` and ``bindings``, hold an ARK
-        qualifying (:data:`~pidkit.store.keys.QUALIFIED_LOW`); :meth:`_taken` says which tables."""
+        """Which of ``ids`` the ``tables`` (among ``minted``, ``holds``, ``bindings``, and ``published``:
+        the bindings of a status :func:`published`) hold under ``naan`` (``bindings``: as the key
+        ``ark:NAAN/id``), or, in all but ``minted``, hold an ARK qualifying
+        (:data:`~pidkit.store.keys.QUALIFIED_LOW`); :meth:`_taken` says which tables."""
 
     def _taken(self, cur: Cursor, naan: str, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are minted, held or bound (as ``ark:NAAN/id``) under ``naan``, or given out
@@ -704,11 +750,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             stamp = now()
             for text in ids:
                 blade = blade_of(naan, text)
-                self._exec(cur, "SELECT status FROM bindings WHERE kind = 'ark' AND key = ?",
-                           (f"ark:{naan}/{blade}",))  # fmt: skip
-                bound = cur.fetchone()
-                if bound is not None and published(str(bound[0])):
-                    raise StoreError(f"ark:{naan}/{blade} is bound {bound[0]}: {_CANNOT_HOLD}", text=text)
+                bound = self._published_at_or_under(cur, naan, blade)
+                if bound is not None:
+                    raise StoreError(_cannot_hold(f"ark:{naan}/{blade}", *bound), text=text)
                 self._exec(
                     cur,
                     "INSERT INTO holds (naan, id, created) VALUES (?, ?, ?) "
@@ -750,12 +794,31 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     #: BINARY is that order already; PostgreSQL's database collation need not be (``COLLATE "C"``).
     _code_point_order: str = ""
 
-    def _held(self, cur: Cursor, naan: str | None, key: str) -> bool:
-        """True if the ARK ``key`` (under ``naan``) is held: never minted, and never public."""
+    def _held(self, cur: Cursor, naan: str | None, key: str) -> str | None:
+        """The held ARK among ``key`` (under ``naan``) and the ARKs it qualifies, ``key`` first, or
+        ``None``: a held ARK is never minted nor published, and neither is an ARK it contains."""
         if naan is None:
-            return False
-        self._exec(cur, "SELECT 1 FROM holds WHERE naan = ? AND id = ?", (naan, key[len(f"ark:{naan}/") :]))
-        return cur.fetchone() is not None
+            return None
+        prefix = f"ark:{naan}/"
+        keys = _and_ancestors(key)
+        marks = ", ".join("?" * len(keys))
+        self._exec(cur, f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})",
+                   (naan, *(k[len(prefix) :] for k in keys)))  # fmt: skip
+        return _held_key(keys, {prefix + str(row[0]) for row in cur.fetchall()})
+
+    def _published_at_or_under(self, cur: Cursor, naan: str, blade: str) -> tuple[str, str] | None:
+        """The key and status of a published ARK binding (:func:`published`) of ``ark:NAAN/blade`` or of
+        an ARK qualifying it (one range of keys in code point order: :data:`QUALIFIED_LOW`), else
+        ``None``."""
+        key, c = f"ark:{naan}/{blade}", f"key{self._code_point_order}"
+        self._exec(
+            cur,
+            f"SELECT key, status FROM bindings WHERE kind = 'ark' AND status <> ? AND {c} >= ? AND {c} < ? "
+            f"AND (key = ? OR {c} >= ?) ORDER BY {c} LIMIT 1",
+            (UNPUBLISHED, key, key + QUALIFIED_HIGH, key, key + QUALIFIED_LOW),
+        )
+        row = cur.fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
 
     def _write_binding(self, cur: Cursor, b: Binding) -> Binding:
         """Write the whole row of ``b`` (insert or replace; a tombstoned row is never replaced)."""
@@ -809,8 +872,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 raise ConflictError("an identifier made public is never reserved again", text=text)
             if before is not None and after == dataclasses.replace(before, updated=stamp):
                 return before
-            if published(after.status) and kind == "ark" and self._held(cur, naan, key):
-                raise StoreError(f"this ARK {_held_refusal(after.status)}", text=text)
+            if published(after.status) and kind == "ark" and (held := self._held(cur, naan, key)):
+                raise StoreError(f"this ARK {_held_refusal(after.status, _other(held, key))}", text=text)
             bound = self._write_binding(cur, after)
             if refusal is not None:
                 self._exec(
@@ -1016,8 +1079,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         with self._transaction(write=True) as cur:
             self._lock_naan(cur, k.naan)
             before = self._current(cur, "ark", k.key)
-            if (before is None or not before.is_tombstoned) and self._held(cur, k.naan, k.key):
-                raise StoreError(f"this ARK {_held_refusal('tombstoned')}", text=ark)
+            held = None if before is not None and before.is_tombstoned else self._held(cur, k.naan, k.key)
+            if held is not None:
+                raise StoreError(f"this ARK {_held_refusal('tombstoned', _other(held, k.key))}", text=ark)
             self._exec(
                 cur,
                 f"INSERT INTO bindings ({BINDING_COLS}) VALUES ({BINDING_PARAMS}) "
@@ -1306,7 +1370,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     ) -> list[tuple[int, str]]:
         """The lines among ``writes`` that would bind a held ARK published (:func:`published`; a chunk
         of ids per statement)."""
-        by_naan: dict[str, list[tuple[int, str, str, str]]] = {}
+        by_naan: dict[str, list[tuple[int, str]]] = {}
+        statuses: dict[int, str] = {}
         unheld: dict[str, bool] = {}  # NAAN -> holds none (most imports: no ids to look up)
         for number, row in writes:
             naan = row.naan
@@ -1314,19 +1379,33 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 if naan not in unheld:
                     unheld[naan] = not self._has_holds(cur, naan)
                 if not unheld[naan]:
-                    key = row.key
-                    blade = key[len(naan) + 5 :]  # after "ark:NAAN/"
-                    by_naan.setdefault(naan, []).append((number, key, blade, row.status))
-        problems: list[tuple[int, str]] = []
-        for naan, wanted in by_naan.items():
-            for i in range(0, len(wanted), _CHUNK):
-                chunk = wanted[i : i + _CHUNK]
-                marks = ", ".join("?" * len(chunk))
-                self._exec(cur, f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})",
-                           [naan, *(blade for _, _, blade, _ in chunk)])  # fmt: skip
-                held = {row[0] for row in cur.fetchall()}
-                problems += [(n, f"{key} {_held_refusal(st)}") for n, key, b, st in chunk if b in held]
-        return problems
+                    by_naan.setdefault(naan, []).append((number, row.key))
+                    statuses[number] = row.status
+        return [
+            (number, f"{key} {_held_refusal(statuses[number], _other(held, key))}")
+            for naan, wanted in by_naan.items()
+            for number, key, held in self._held_among(cur, naan, wanted)
+        ]
+
+    def _held_among(
+        self, cur: Cursor, naan: str, wanted: Sequence[tuple[int, str]]
+    ) -> list[tuple[int, str, str]]:
+        """``(line number, key, held key)`` for each ARK of ``wanted`` (``(line number, key)`` under
+        ``naan``) that is held or qualifies a held ARK (:func:`_held_key`), a chunk of ids per
+        statement."""
+        prefix = f"ark:{naan}/"
+        out: list[tuple[int, str, str]] = []
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = [(n, key, _and_ancestors(key)) for n, key in wanted[i : i + _CHUNK]]
+            blades = list(dict.fromkeys(k[len(prefix) :] for _, _, keys in chunk for k in keys))
+            marks = ", ".join("?" * len(blades))
+            self._exec(cur, f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})", [naan, *blades])
+            held = {prefix + str(row[0]) for row in cur.fetchall()}
+            for n, key, keys in chunk:
+                found = _held_key(keys, held)
+                if found is not None:
+                    out.append((n, key, found))
+        return out
 
     def _import_state(self, cur: Cursor, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], Binding]:
         """The stored bindings among ``pairs`` (locked where the backend locks rows), a chunk of keys per
@@ -1611,22 +1690,20 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 if v[kind] == "ark" and published(v[status]) and v[naan] is not None:
                     by_naan.setdefault(v[naan], []).append((number, v[key]))
             for ark_naan, wanted in by_naan.items():
-                blades = {k[len(f"ark:{ark_naan}/") :]: (n, k) for n, k in wanted}
-                marks = ", ".join("?" * len(blades))
-                self._exec(cur, f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})",
-                           [ark_naan, *blades])  # fmt: skip
-                for (held,) in cur.fetchall():
-                    number, ark = blades[held]
+                for number, ark, held in self._held_among(cur, ark_naan, wanted):
                     stored = self._published_status(cur, ark)  # a merge keeps a binding already there
                     if stored is not None:
-                        found.append((number, f"{ark} {_held_refusal(stored)}"))
+                        found.append((number, f"{ark} {_held_refusal(stored, _other(held, ark))}"))
         elif table.name == "holds":
             naan, ident = table.columns.index("naan"), table.columns.index("id")
-            keys = {f"ark:{v[naan]}/{v[ident]}": number for number, v in rows}
-            marks = ", ".join("?" * len(keys))
-            sql = f"SELECT key, status FROM bindings WHERE kind = 'ark' AND status <> ? AND key IN ({marks})"
-            self._exec(cur, sql, [UNPUBLISHED, *keys])
-            found = [(keys[k], f"{k} is bound {st}: {_CANNOT_HOLD}") for k, st in cur.fetchall()]
+            by_id: dict[str, dict[str, int]] = {}
+            for number, v in rows:
+                by_id.setdefault(v[naan], {}).setdefault(v[ident], number)
+            for held_naan, ids in by_id.items():
+                for blade in self._taken_in(cur, held_naan, list(ids), ["published"]):
+                    bound = self._published_at_or_under(cur, held_naan, blade)
+                    assert bound is not None  # read in the same transaction
+                    found.append((ids[blade], _cannot_hold(f"ark:{held_naan}/{blade}", *bound)))
         if found:
             number, why = min(found)
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
@@ -1659,11 +1736,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 if str(minter).startswith(IMPORTED):
                     continue  # issued by the system an import came from
                 problems.append(f"minted log: {count} ids of minter {minter}, which does not exist")
-            sql = ("SELECT b.key, b.status FROM bindings b JOIN holds h ON h.naan = b.naan "
-                   "AND b.key = 'ark:' || h.naan || '/' || h.id "
-                   f"WHERE b.kind = 'ark' AND b.status <> '{UNPUBLISHED}' ORDER BY b.key")
-            for key, status in query(sql):
-                problems.append(f"binding {key}: {status}, but its id is held")
+            held, bkey = "('ark:' || h.naan || '/' || h.id)", f"b.key{self._code_point_order}"
+            sql = (f"SELECT b.key, b.status, {held} FROM holds h JOIN bindings b ON b.kind = 'ark' "
+                   f"AND b.naan = h.naan AND {bkey} >= {held} AND {bkey} < {held} || '{QUALIFIED_HIGH}' "
+                   f"AND (b.key = {held} OR {bkey} >= {held} || '{QUALIFIED_LOW}') "
+                   f"WHERE b.status <> '{UNPUBLISHED}' ORDER BY {bkey}, 3")
+            for key, status, held_key in query(sql):
+                problems.append(f"binding {key}: {status}, but " + (
+                    "its id is held" if key == held_key else f"it qualifies {held_key}, which is held"))
             for key_id, digest in query("SELECT key_id, secret_hash FROM api_keys ORDER BY key_id"):
                 if not _HASH.fullmatch(str(digest)):
                     problems.append(f"API key {key_id}: secret_hash is not a SHA-256 hex digest")

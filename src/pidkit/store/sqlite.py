@@ -41,6 +41,7 @@ from typing import Final
 
 from ..errors import StoreError
 from .keys import QUALIFIED_HIGH, QUALIFIED_LOW
+from .records import UNPUBLISHED
 from .sql import Cursor, SqlStore, union_of
 from .walindex import WalHeader, find_wal_header
 
@@ -187,6 +188,9 @@ def _id_or_qualified(table: str, column: str, scope: str) -> str:
 
 _BOUND_OR_QUALIFIED: Final = _id_or_qualified("bindings", "key", "kind = 'ark'")
 _HELD_OR_QUALIFIED: Final = _id_or_qualified("holds", "id", "naan = ?")
+#: The same of the published ARK bindings (:func:`~pidkit.store.records.published`): an id so given out
+#: is never held.
+_PUBLISHED_OR_QUALIFIED: Final = _id_or_qualified("bindings", "key", "kind = 'ark' AND status <> ?")
 
 
 class SqliteStore(SqlStore):
@@ -443,6 +447,7 @@ class SqliteStore(SqlStore):
                 "minted": (f"SELECT id FROM minted WHERE naan = ? AND id IN ({marks})", (naan, *chunk)),
                 "holds": (_HELD_OR_QUALIFIED.format(ids=values), ("", *chunk, naan)),
                 "bindings": (_BOUND_OR_QUALIFIED.format(ids=values), (prefix, *chunk)),
+                "published": (_PUBLISHED_OR_QUALIFIED.format(ids=values), (prefix, *chunk, UNPUBLISHED)),
             }  # fmt: skip
             cur.execute(*union_of(parts, tables))
             taken.update(row[0] for row in cur.fetchall())
