@@ -20,7 +20,7 @@ import pytest
 
 from _importcheck import tables
 from pidkit import importers
-from pidkit.errors import StoreError
+from pidkit.errors import ConflictError, StoreError
 from pidkit.store import Store, open_store
 from pidkit.store.records import ImportRejectedError
 from pidkit.store.sql import SqlStore
@@ -245,9 +245,8 @@ def test_hold_refuses_an_ark_a_published_binding_qualifies(store: Store) -> None
     before = tables(store)
     with pytest.raises(StoreError) as caught:
         store.add_hold(NAAN, "fk4out")
-    assert f"ark:{NAAN}/fk4out is given out: ark:{NAAN}/fk4out.v2, which qualifies it, is bound public" in str(
-        caught.value
-    )
+    said = f"ark:{NAAN}/fk4out is given out: ark:{NAAN}/fk4out.v2, which qualifies it, is bound public"
+    assert said in str(caught.value)
     assert tables(store) == before
     assert store.add_hold(NAAN, "fk4res", "fk4out0x") == 2  # reserved parts; a Name beside a bound one
 
@@ -293,3 +292,20 @@ def test_check_reports_a_published_ark_qualifying_a_held_one(store: Store) -> No
     store.bind(f"{HELD}0", "https://example.org/longer")  # beside, not under: no problem
     _sql(store, "UPDATE bindings SET status = 'public' WHERE key = ?", (f"{HELD}/c",))
     assert store.check() == [f"binding {HELD}/c: public, but it qualifies {HELD}, which is held"]
+
+
+def test_a_reserved_ark_a_published_binding_qualifies_is_not_deleted(store: Store) -> None:
+    """Deleting leaves the id held; ``X`` given out through ``X/c`` is never held, so its reserved
+    binding is kept (a ConflictError naming both), and nothing changes."""
+    store.bind(f"ark:{NAAN}/fk4x/c", "https://example.org/c")
+    store.bind(f"ark:{NAAN}/fk4x", "https://example.org/x", status="reserved")
+    before = tables(store)
+    with pytest.raises(ConflictError) as caught:
+        store.delete("ark", f"ark:{NAAN}/fk4x")
+    assert f"ark:{NAAN}/fk4x is given out: ark:{NAAN}/fk4x/c, which qualifies it, is bound public" in str(
+        caught.value
+    )
+    assert tables(store) == before
+    store.bind(f"ark:{NAAN}/fk4x/c", status="reserved")  # the part reserved again: the deletion goes
+    assert store.delete("ark", f"ark:{NAAN}/fk4x").status == "reserved"
+    assert store.check() == []

@@ -354,7 +354,8 @@ class Store(abc.ABC):
         """Delete a reserved binding that was never public (EZID: a reserved identifier may be deleted)
         and return it; an ARK stays held, so it is never minted again (nor published).
         :class:`~pidkit.errors.ConflictError` for any other binding (make it ``unavailable``, or
-        tombstone it), :class:`~pidkit.errors.NotFoundError` if not bound."""
+        tombstone it), and for one whose id an ARK qualifying it gives out, bound published (a hold is
+        for an id never given out); :class:`~pidkit.errors.NotFoundError` if not bound."""
 
     @abc.abstractmethod
     def history(self, kind: str, value: str) -> list[HistoryEntry]:

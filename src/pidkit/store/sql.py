@@ -991,10 +991,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     + "): make it unavailable, or tombstone it",
                     text=value,
                 )
+            blade = key[len(f"ark:{naan}/") :] if naan is not None else ""
+            bound = self._published_at_or_under(cur, naan, blade) if naan is not None else None
+            if bound is not None:  # the hold the deletion leaves would be on an id given out
+                raise ConflictError(f"{_cannot_hold(key, *bound)}: a deleted id is held, so this reserved "
+                                    "binding is kept", text=value)  # fmt: skip
             self._exec(cur, "DELETE FROM bindings WHERE kind = ? AND key = ?", (kind, key))
             stamp = now()
             if naan is not None:
-                blade = key[len(f"ark:{naan}/") :]
                 self._exec(
                     cur,
                     "INSERT INTO holds (naan, id, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
