@@ -1741,11 +1741,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     continue  # issued by the system an import came from
                 problems.append(f"minted log: {count} ids of minter {minter}, which does not exist")
             held, bkey = "('ark:' || h.naan || '/' || h.id)", f"b.key{self._code_point_order}"
-            sql = (f"SELECT b.key, b.status, {held} FROM holds h JOIN bindings b ON b.kind = 'ark' "
+            # From each hold, one range of the bindings' keys (CROSS JOIN: SQLite keeps that order).  The
+            # few rows are sorted here: ordered by the server, PostgreSQL's cursor (planned to start fast)
+            # walked every binding in key order instead, 100 times slower.
+            sql = (f"SELECT b.key, b.status, {held} FROM holds h CROSS JOIN bindings b WHERE b.kind = 'ark' "
                    f"AND b.naan = h.naan AND {bkey} >= {held} AND {bkey} < {held} || '{QUALIFIED_HIGH}' "
                    f"AND (b.key = {held} OR {bkey} >= {held} || '{QUALIFIED_LOW}') "
-                   f"WHERE b.status <> '{UNPUBLISHED}' ORDER BY {bkey}, 3")
-            for key, status, held_key in query(sql):
+                   f"AND b.status <> '{UNPUBLISHED}'")
+            for key, status, held_key in sorted(query(sql)):
                 problems.append(f"binding {key}: {status}, but " + (
                     "its id is held" if key == held_key else f"it qualifies {held_key}, which is held"))
             for key_id, digest in query("SELECT key_id, secret_hash FROM api_keys ORDER BY key_id"):
