@@ -112,6 +112,29 @@ def test_bind_bad_input_names_the_field(client: TestClient, seeded: Seeded, body
     assert r.json()["error"]["field"] == field
 
 
+@pytest.mark.parametrize("accept", ["application/json", "text/html", "text/plain"])
+def test_a_lone_surrogate_in_an_object_key_is_refused_and_answered(
+    client: TestClient, seeded: Seeded, accept: str
+) -> None:
+    """A JSON text may escape a lone surrogate in an object key, where no value check reaches: the
+    store refuses it naming the element, and the answer — which names the input — is still written
+    (it was a 500: the surrogate cannot be encoded; a red-team finding)."""
+    headers = {**auth(seeded.key), "Content-Type": "application/json", "Accept": accept}
+    put = b'{"ark": "ark:99999/fk4new1", "target": "https://e.org/", "extra": {"\\ud800x": "v"}}'
+    patch = b'{"erc": {"\\ud800": "v"}}'
+    assert client.put("/api/v1/bindings", json={"ark": "ark:99999/fk4new1", "target": "https://e.org/"},
+                      headers=auth(seeded.key)).status_code == 201  # fmt: skip
+    where = "/api/v1/bindings?ark=ark:99999/fk4new1"
+    for r in (client.put("/api/v1/bindings", content=put, headers=headers),
+              client.patch(where, content=patch, headers=headers)):  # fmt: skip
+        assert 400 <= r.status_code < 500, r.text
+        assert "\\ud800" in r.text  # the input named, escaped
+        if accept == "application/json":
+            assert r.json()["error"]["input"].startswith("\\ud800")
+    b = seeded.store.get_binding("ark:99999/fk4new1")
+    assert b is not None and not b.extra and b.erc.who == ""
+
+
 def test_bind_outside_scope_is_403(client: TestClient, seeded: Seeded) -> None:
     body = {"ark": "ark:99999/fk4z", "target": "https://example.org/"}
     assert client.put("/api/v1/bindings", json=body, headers=auth(seeded.b5_key)).status_code == 403

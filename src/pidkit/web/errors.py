@@ -164,10 +164,29 @@ def error_type(request: Request) -> str:
     return negotiate(accept, ("text/html", "application/json"))
 
 
+def encodable(value: object) -> object:
+    r"""``value`` with every string in it (in lists and dict keys and values too) encodable as UTF-8: a
+    lone surrogate — which a JSON text may carry, even in an object key, and no response can — becomes
+    its escape (``\udXXX``), so an error naming such an input is still answered.
+
+    >>> encodable({"input": "a\ud800", "n": [1, "\udfff"]})
+    {'input': 'a\\ud800', 'n': [1, '\\udfff']}
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list | tuple):
+        return [encodable(v) for v in value]
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    return value
+
+
 def error_response(request: Request, status: int, message: str, *, title: str | None = None,
                    headers: Mapping[str, str] | None = None, **extra: object) -> Response:
     """An error in the type :func:`error_type` negotiates: JSON, ANVL text or an HTML page (EZID's
-    ``error:`` line below EZID's base path)."""
+    ``error:`` line below EZID's base path).  Every string in it is :func:`encodable`."""
+    message = str(encodable(message))
+    extra = {k: encodable(v) for k, v in extra.items()}
     if is_ezid(request):
         return ezid_error(status, message, headers)
     kind = error_type(request)
