@@ -1171,3 +1171,58 @@ def test_psycopg_warnings_never_reach_stderr_unconfigured() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stderr) == (0, "")
+
+
+def _stamped_after_a_wait(url: str, store: Store, ark: str, write: Callable[[], object]) -> None:
+    """Run ``write`` while another connection holds the lock it needs (SQLite's one writer; on
+    PostgreSQL the NAAN's), release it, and check the change's time is not before the release."""
+    from pidkit.store.postgres import NAAN_LOCK
+
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            write()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    with held(url, "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (NAAN_LOCK, NAAN)):
+        worker = threading.Thread(target=run)
+        worker.start()
+        time.sleep(0.5)
+        assert worker.is_alive()  # it waits for the lock
+        released = time.time()
+    worker.join(30)
+    assert not errors, errors
+    b = store.get_binding(ark)
+    assert b is not None
+    at = store.history("ark", ark)[-1].at
+    assert b.updated is not None and at is not None
+    assert b.updated.timestamp() >= released, b.updated
+    assert at.timestamp() >= released, at
+
+
+@pytest.mark.parametrize("write", ["bind", "tombstone"])
+def test_a_change_that_waited_for_the_lock_is_stamped_once_it_holds_it(
+    url: str, store: Store, write: str
+) -> None:
+    """A write that waits behind another holder of its lock takes its time after the wait: stamped
+    before it, its ``updated`` and history row sorted before the change it followed, and a harvest
+    (``updated >= from``) missed it for good (a red-team finding)."""
+    ark = f"ark:{NAAN}/fk4-waits"
+    if write == "bind":
+        _stamped_after_a_wait(url, store, ark, lambda: store.bind(ark, "https://example.org/w"))
+    else:
+        _stamped_after_a_wait(url, store, ark, lambda: store.tombstone(ark, "withdrawn"))
+
+
+def test_an_import_that_waited_for_the_writer_is_stamped_once_it_writes(tmp_path: Path) -> None:
+    """SQLite: the import's one time is read once it holds the write lock.  (On PostgreSQL an import
+    takes its NAANs' locks chunk by chunk, after reading its time: docs/oai.md says what a harvester
+    does about a long one.)"""
+    url = f"sqlite:///{tmp_path}/stamp.db"
+    ark = f"ark:{NAAN}/fk4-waits"
+    with open_store(url) as store:
+        store.add_naan(NAAN, "Test", shoulders=["fk4"])
+        line = json.dumps({"text": ark, "target": "https://example.org/w"})
+        _stamped_after_a_wait(url, store, ark, lambda: store.import_jsonl([line]))

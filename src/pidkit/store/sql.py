@@ -776,6 +776,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return int(row[0])
 
     # -- bindings -----------------------------------------------------------------------------------
+    @staticmethod
+    def _locked_now() -> _dt.datetime:
+        """The time of a change, read once the write holds its lock (the id's NAAN, or SQLite's one
+        writer): taken before, a change that waited for the lock behind another one was stamped
+        earlier than the change it followed, so its history row sorted before that one's and its
+        ``updated`` went back in time — and a harvest reading ``updated >= from`` missed it for good."""
+        return _dt.datetime.now(_dt.UTC)
+
     def _current(self, cur: Cursor, kind: str, key: str) -> Binding | None:
         """The stored binding of ``(kind, key)``, locked until the transaction ends where the backend
         locks rows (:attr:`_for_update`)."""
@@ -851,8 +859,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         """Create or partially update one binding (see :meth:`Store.bind`): in one write transaction,
         the stored row is read (and locked), :func:`~pidkit.store.changes.apply_change` decides the new
         one, which is written with its history row — so concurrent changes of other fields are never
-        lost.  A change that changes nothing writes nothing."""
-        stamp = _dt.datetime.now(_dt.UTC)
+        lost.  A change that changes nothing writes nothing.  Its time (``updated``, the history row's)
+        is read once the id's lock is held (:meth:`_locked_now`)."""
         start = new_binding(kind, key, text, naan, shoulder)
         with self._transaction(write=True) as cur:
             refusal = None
@@ -863,6 +871,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     raise StoreError(f"{refusal} (bind with force to override; it is recorded)", text=text)
             else:
                 self._lock_naan(cur, f"{kind}:{key}")  # serializes changes of this id
+            stamp = self._locked_now()
             before = self._current(cur, kind, key)
             if only_new and before is not None:
                 raise ConflictError("already bound (a create never changes an existing binding)", text=text)
@@ -1075,13 +1084,13 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         if not reason.strip():
             raise StoreError("a tombstone needs a reason", text=ark)
         k = ark_key(ark)
-        stamp = _dt.datetime.now(_dt.UTC)
-        values = binding_values(Binding(
-            "ark", k.key, ark, None, status="tombstoned", naan=k.naan, shoulder=k.shoulder,
-            tombstone_reason=reason, tombstoned_at=stamp, created=stamp, updated=stamp,
-        ))  # fmt: skip
         with self._transaction(write=True) as cur:
             self._lock_naan(cur, k.naan)
+            stamp = self._locked_now()
+            values = binding_values(Binding(
+                "ark", k.key, ark, None, status="tombstoned", naan=k.naan, shoulder=k.shoulder,
+                tombstone_reason=reason, tombstoned_at=stamp, created=stamp, updated=stamp,
+            ))  # fmt: skip
             before = self._current(cur, "ark", k.key)
             held = None if before is not None and before.is_tombstoned else self._held(cur, k.naan, k.key)
             if held is not None:
@@ -1215,21 +1224,19 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         writes them (:meth:`_import_chunk`).  After the first bad line nothing more is written but every
         remaining line is still parsed, so every unreadable line is reported; then the transaction is
         rolled back — nothing of the import stays."""
-        stamp = _dt.datetime.now(_dt.UTC)
-        at = stored_time(stamp)
         who = str(principal or local_principal())
-        # lines without created/updated get the import's own time (one stamp, formatted once)
-        parse = parse_update_line if update else functools.partial(parse_import_line, now=stamp)
         try:
-            return self._import_lines(fp, parse, owner, stamp, at, who, dry_run, force)
+            return self._import_lines(fp, update, owner, who, dry_run, force)
         except _DryRunDoneError as done:  # every write of the dry run rolled back with its transaction
             return done.report
 
     def _import_lines(
-        self, fp: Iterable[str], parse: Callable[[str], ImportRow | UpdateRow], owner: str | None,
-        stamp: _dt.datetime, at: str | None, who: str, dry_run: bool, force: bool,
+        self, fp: Iterable[str], update: bool, owner: str | None, who: str, dry_run: bool, force: bool
     ) -> ImportReport:
-        """:meth:`import_jsonl`'s one transaction (a dry run ends it with :class:`_DryRunDoneError`)."""
+        """:meth:`import_jsonl`'s one transaction (a dry run ends it with :class:`_DryRunDoneError`).  Its
+        one time — the history rows', and ``created``/``updated`` of the lines without them — is read
+        once the transaction began, which on SQLite is once it holds the write lock
+        (:meth:`_locked_now`)."""
         problems: list[tuple[int, str]] = []
         lines = created = updated = 0
         history: list[tuple[Any, ...]] = []  # the last chunk's history rows, written once its write ended
@@ -1237,6 +1244,12 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         # it there: PostgreSQL's pipeline); closed before the import's next statement, so the next chunk
         # is read and parsed meanwhile.  Innermost: on an error it ends before the transaction does.
         with self._transaction(write=True) as cur, ExitStack() as bulk, ExitStack() as writing:
+            stamp = self._locked_now()
+            at = stored_time(stamp)
+            # lines without created/updated get the import's own time (one stamp, formatted once)
+            parse: Callable[[str], ImportRow | UpdateRow] = (
+                parse_update_line if update else functools.partial(parse_import_line, now=stamp)
+            )
 
             def settle() -> None:
                 """Wait for the last chunk's write (a refused line is raised here), then add its history."""
