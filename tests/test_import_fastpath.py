@@ -250,3 +250,43 @@ def test_a_held_ark_in_a_late_chunk_is_refused_and_nothing_stays(store: Store) -
     assert store.get_binding(f"ark:{NAAN}/fk4s0") is None and store.get_binding("ark:12345/fk4s1") is None
     lines[n - 3] = json.dumps({"text": f"ark:{NAAN}/fk4held", "status": "reserved"})  # reserving is allowed
     assert store.import_jsonl(lines).created == n
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ({"text": f"ark:{NAAN}/fk4u", "target": "https://e.org/", "extras": {"dc.title": "T"}},
+     "unknown field (one of created, erc, extra, key, kind, passthrough, reason, status, support, target, "
+     "text, tombstone_reason, tombstoned_at, updated) in 'extras'"),
+    ({"text": f"ark:{NAAN}/fk4u", "target": "https://e.org/", "erc": {"who": "Ann", "title": "My Title"}},
+     "field 'erc': not an ERC element (who, what, when, where) in 'title'"),
+    ({"text": f"ark:{NAAN}/fk4u", "target": "https://e.org/", "support": {"how": "x"}},
+     "field 'support': not an ERC element (who, what, when, where) in 'how'"),
+])  # fmt: skip
+def test_an_import_line_with_a_field_it_does_not_know_is_refused(
+    store: Store, line: dict[str, Any], said: str
+) -> None:
+    """Every field of a line is read or refused, never dropped unread: ``extras`` for ``extra`` and an
+    ERC ``title`` were imported without them (a red-team finding); an export line's fields are all read
+    (the round trip tests export every field)."""
+    with pytest.raises(ImportRejectedError) as caught:
+        store.import_jsonl([json.dumps(line)])
+    assert list(caught.value.problems) == [(1, said)]
+    assert store.get_binding(f"ark:{NAAN}/fk4u") is None
+
+
+def test_an_import_asked_to_list_a_few_problems_lists_the_first_and_counts_them_all(store: Store) -> None:
+    """``max_problems``: the first bad lines by number across chunks, and the count of every bad one —
+    what the import keeps stays bounded however bad the input (the web API lists 1,000)."""
+    n = 2 * _IMPORT_CHUNK + 10
+    lines = [json.dumps({"text": f"ark:{NAAN}/fk4m{i}", "target": "https://e.org/"}) for i in range(n)]
+    bad = [7, _IMPORT_CHUNK + 3, n - 1, 3]  # 1-based line numbers, one in each chunk and two in the first
+    for number in bad:
+        lines[number - 1] = "not json"
+    with pytest.raises(ImportRejectedError) as caught:
+        store.import_jsonl(lines, max_problems=2)
+    assert [number for number, _ in caught.value.problems] == [3, 7]
+    assert caught.value.count == 4
+    assert str(caught.value).startswith("4 bad lines, nothing imported; first: not JSON")
+    with pytest.raises(ImportRejectedError) as every:
+        store.import_jsonl(lines)
+    assert [number for number, _ in every.value.problems] == sorted(bad) and every.value.count == 4
+    assert store.get_binding(f"ark:{NAAN}/fk4m0") is None

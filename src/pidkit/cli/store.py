@@ -506,7 +506,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         except ImportRejectedError as exc:
             for line, message in exc.problems:
                 error_line(f"{args.file}: line {line}: {message}")
-            error_line(f"{args.file}: nothing imported ({len(exc.problems)} bad lines)")
+            error_line(f"{args.file}: nothing imported ({exc.count} bad lines)")
             if exc.overridable and not args.force:
                 lines = ", ".join(str(n) for n in sorted(exc.overridable))
                 print(f"pidkit: --force imports line(s) {lines} anyway (an unregistered NAAN or a wrong "

@@ -475,10 +475,13 @@ class Store(abc.ABC):
         principal: Principal | None = None,
         dry_run: bool = False,
         force: bool = False,
+        max_problems: int | None = None,
     ) -> ImportReport:
         """Read bindings written by :meth:`export_jsonl` and write them in ONE transaction.  Any bad
-        line (not JSON, bad id, bad target, would rebind a tombstone) rejects the whole import with
-        :class:`ImportRejectedError` naming every bad line's number — nothing is written.
+        line (not JSON, bad id, bad target, would rebind a tombstone, a field an export line does not
+        have) rejects the whole import with :class:`ImportRejectedError` naming every bad line's
+        number — or the first ``max_problems`` of them, and how many there were: what it keeps then
+        stays bounded however bad the input — nothing is written.
 
         A line that creates an ARK binding passes the rule :meth:`bind` applies: its NAAN is
         registered in this store and its NOID check character is right for a ``k`` minter of its

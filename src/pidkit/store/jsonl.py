@@ -71,6 +71,10 @@ def _opt_text(obj: dict[str, Any], name: str) -> str | None:
 
 _NO_ERC: Final = ("", "", "", "")
 _WHO, _WHAT, _WHEN, _WHERE = ERC_ELEMENTS
+_ERC_NAMES: Final = frozenset(ERC_ELEMENTS)
+#: The fields of an import line: those of an export line (:meth:`Binding.to_dict`, the one definition);
+#: any other is refused, never dropped unread (``"extras"`` for ``"extra"`` lost the metadata silently).
+LINE_FIELDS: Final = frozenset(new_binding("uuid", "k", "k", None, None).to_dict())
 
 
 def _erc(obj: dict[str, Any], name: str) -> tuple[str, str, str, str]:
@@ -79,6 +83,9 @@ def _erc(obj: dict[str, Any], name: str) -> tuple[str, str, str, str]:
     if not value:
         return _NO_ERC
     if isinstance(value, dict):
+        if not _ERC_NAMES.issuperset(value):
+            unknown = min(set(value) - _ERC_NAMES)
+            raise StoreError(f"field {name!r}: not an ERC element ({', '.join(ERC_ELEMENTS)})", text=unknown)
         get = value.get
         texts = (get(_WHO, ""), get(_WHAT, ""), get(_WHEN, ""), get(_WHERE, ""))
         if all(isinstance(t, str) for t in texts):
@@ -240,6 +247,9 @@ def parse_import_line(line: str, *, now: _dt.datetime | None = None) -> ImportRo
         raise StoreError(f"not JSON we read ({exc})") from None
     if not isinstance(obj, dict):
         raise StoreError("not a JSON object")
+    if not LINE_FIELDS.issuperset(obj):
+        raise StoreError(f"unknown field (one of {', '.join(sorted(LINE_FIELDS))})",
+                         text=min(set(obj) - LINE_FIELDS))  # fmt: skip
     get = obj.get
     kind = _text(obj, "kind") if "kind" in obj else "ark"  # hand-written imports: ARKs by default
     text = _text(obj, "text")

@@ -709,19 +709,26 @@ class RestoreReport:
 
 class ImportRejectedError(StoreError):
     """An import refused as a whole (nothing written); ``problems`` lists ``(line number, message)``
-    for every bad line, and ``line`` is the first one; ``overridable`` the lines refused only by the
-    rule ``force`` overrides (an unregistered NAAN, a wrong check character).
+    for every bad line — or the first of them, where the import was asked to list at most so many —
+    and ``line`` is the first one; ``count`` is how many lines were bad; ``overridable`` the lines
+    refused only by the rule ``force`` overrides (an unregistered NAAN, a wrong check character).
 
     >>> e = ImportRejectedError([(2, "not JSON"), (5, "bad target")])
-    >>> str(e)
-    '2 bad lines, nothing imported; first: not JSON on line 2'
+    >>> str(e), e.count
+    ('2 bad lines, nothing imported; first: not JSON on line 2', 2)
+    >>> str(ImportRejectedError([(2, "not JSON")], count=7))
+    '7 bad lines, nothing imported; first: not JSON on line 2'
     """
 
-    def __init__(self, problems: Iterable[tuple[int, str]], *, overridable: Iterable[int] = ()) -> None:
+    def __init__(
+        self, problems: Iterable[tuple[int, str]], *, overridable: Iterable[int] = (),
+        count: int | None = None,
+    ) -> None:
         self.problems: tuple[tuple[int, str], ...] = tuple(problems)
         self.overridable: frozenset[int] = frozenset(overridable)
         first_line, first_msg = self.problems[0]
-        count = len(self.problems)
+        self.count: int = len(self.problems) if count is None else count
+        count = self.count
         plural = "line" if count == 1 else "lines"
         super().__init__(f"{count} bad {plural}, nothing imported; first: {first_msg}", line=first_line)
 

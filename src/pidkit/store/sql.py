@@ -1214,9 +1214,10 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         principal: Principal | None = None,
         dry_run: bool = False,
         force: bool = False,
+        max_problems: int | None = None,
     ) -> ImportReport:
-        """Read an export back, all or nothing (``owner``, ``update``, ``dry_run``, ``force``: see
-        :meth:`Store.import_jsonl`).
+        """Read an export back, all or nothing (``owner``, ``update``, ``dry_run``, ``force``,
+        ``max_problems``: see :meth:`Store.import_jsonl`).
 
         Streamed: the lines are read, checked and written :data:`_IMPORT_CHUNK` at a time inside ONE
         transaction, so memory does not grow with the file.  Each chunk looks up what the store holds
@@ -1226,18 +1227,28 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         rolled back — nothing of the import stays."""
         who = str(principal or local_principal())
         try:
-            return self._import_lines(fp, update, owner, who, dry_run, force)
+            return self._import_lines(fp, update, owner, who, dry_run, force, max_problems)
         except _DryRunDoneError as done:  # every write of the dry run rolled back with its transaction
             return done.report
 
     def _import_lines(
-        self, fp: Iterable[str], update: bool, owner: str | None, who: str, dry_run: bool, force: bool
+        self, fp: Iterable[str], update: bool, owner: str | None, who: str, dry_run: bool, force: bool,
+        max_problems: int | None,
     ) -> ImportReport:
         """:meth:`import_jsonl`'s one transaction (a dry run ends it with :class:`_DryRunDoneError`).  Its
         one time — the history rows', and ``created``/``updated`` of the lines without them — is read
         once the transaction began, which on SQLite is once it holds the write lock
         (:meth:`_locked_now`)."""
         problems: list[tuple[int, str]] = []
+        dropped = 0  # bad lines past the first max_problems (each chunk's lines follow the last one's)
+
+        def bound() -> None:
+            nonlocal dropped
+            if max_problems is not None and len(problems) > max_problems:
+                problems.sort()
+                dropped += len(problems) - max_problems
+                del problems[max_problems:]
+
         lines = created = updated = 0
         history: list[tuple[Any, ...]] = []  # the last chunk's history rows, written once its write ended
         # ``writing``: the last chunk's write while the server may still be running it (a backend may leave
@@ -1278,6 +1289,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 lines = chunk[-1][0]
                 settle()
                 if problems:
+                    bound()
                     continue  # nothing more is written; the rest is only read, for its bad lines
                 naans = sorted({row.naan for _, row in rows if row.kind == "ark" and row.naan} - locked)
                 for naan in naans:
@@ -1290,7 +1302,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     history = self._import_history(at, who, done)  # made while the server writes
             settle()
             if problems:
-                raise ImportRejectedError(sorted(problems), overridable=admission.refused)
+                bound()
+                raise ImportRejectedError(sorted(problems), overridable=admission.refused,
+                                          count=len(problems) + dropped)  # fmt: skip
             if dry_run:
                 raise _DryRunDoneError(ImportReport(lines, created, updated))
         return ImportReport(lines, created, updated)

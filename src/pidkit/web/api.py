@@ -469,13 +469,18 @@ _JSONL_BODY: Final = {
 }
 
 
+#: The bad lines a refused import lists (the first ones; ``count`` says how many there were): the answer
+#: to a body of bad lines stays small however large the body (every line listed, 1 MiB of them was 35 MB).
+MAX_LISTED_PROBLEMS: Final = 1000
+
+
 @router.post("/import", response_model=ImportOut, responses=_ERRORS, openapi_extra=_JSONL_BODY)
 async def import_jsonl(request: Request, key: Annotated[ApiKey, Depends(api_key)]) -> dict[str, Any]:
     """Import bindings from JSON Lines in one transaction: any bad line rejects the whole import (422,
-    every bad line listed); an empty body is refused (400).  Lines are split at LF only, so values may
-    hold U+2028, U+2029 and U+0085 as the export writes them.  Every ARK must be under the key's scope;
-    other id kinds need a key for a whole NAAN, and may only change bindings that NAAN owns (see the API
-    description)."""
+    the first 1,000 bad lines listed, and how many there were); an empty body is refused (400).  Lines
+    are split at LF only, so values may hold U+2028, U+2029 and U+0085 as the export writes them.  Every
+    ARK must be under the key's scope; other id kinds need a key for a whole NAAN, and may only change
+    bindings that NAAN owns (see the API description)."""
     raw = await request.body()
     if not raw:
         raise ApiError(400, "the body is empty: send JSON Lines, one binding per line (as the export writes)",
@@ -488,7 +493,8 @@ async def import_jsonl(request: Request, key: Annotated[ApiKey, Depends(api_key)
     store = store_of(request)
     await run_in_threadpool(_check_import_scope, key, lines)
     report = await run_in_threadpool(
-        store.import_jsonl, lines, owner=key.naan, principal=Principal.api_key(key.key_id)
+        store.import_jsonl, lines, owner=key.naan, principal=Principal.api_key(key.key_id),
+        max_problems=MAX_LISTED_PROBLEMS,
     )
     return {"lines": report.lines, "created": report.created, "updated": report.updated}
 

@@ -255,7 +255,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ImportRejectedError)
     async def _import_rejected(request: Request, exc: ImportRejectedError) -> Response:
         problems = [{"line": n, "message": m} for n, m in exc.problems]
-        return error_response(request, 422, str(exc), field="body", problems=problems)
+        return error_response(request, 422, str(exc), field="body", problems=problems, count=exc.count)
 
     @app.exception_handler(PidkitError)
     async def _domain_error(request: Request, exc: PidkitError) -> Response:

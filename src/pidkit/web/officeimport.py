@@ -267,7 +267,7 @@ def check(store: Store, user: User, got: Checked) -> Checked:
     if not bad and got.lines:
         try:
             report = store.import_jsonl(got.lines, owner=_owner(user), principal=Principal.user(user.name),
-                                        dry_run=True)  # fmt: skip
+                                        dry_run=True, max_problems=MAX_LISTED)  # fmt: skip
             created, updated = report.created, report.updated
         except ImportRejectedError as exc:
             bad += [(_where(got, n), text) for n, text in exc.problems]
@@ -680,7 +680,7 @@ def _apply(store: Store, user: User, got: Checked, lines: Iterable[str] | None =
         if bad:
             raise ImportRejectedError([(got.wheres.index(w) + 1, p) for w, p in bad])
         report = store.import_jsonl(got.lines if lines is None else lines, owner=_owner(user),
-                                    principal=Principal.user(user.name))  # fmt: skip
+                                    principal=Principal.user(user.name), max_problems=MAX_LISTED)  # fmt: skip
     except (ImportRejectedError, NotOwnerError) as exc:
         problems = exc.problems if isinstance(exc, ImportRejectedError) else ((exc.line or 0, str(exc)),)
         listed = [[_where(got, n), t] for n, t in problems[:MAX_LISTED]]
