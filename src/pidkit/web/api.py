@@ -42,10 +42,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from ..ark import Ark
 from ..ark.chars import NAAN_ANY_CASE_PATTERN, check_naan
 from ..ark.syntax import JSON_PATTERN
-from ..errors import PidkitError
+from ..errors import ConflictError, PidkitError
 from ..store import (
     ApiKey,
     Binding,
+    BindingChange,
     MinterInfo,
     Principal,
     Store,
@@ -344,15 +345,21 @@ def put_binding(request: Request, body: BindingIn, key: Annotated[ApiKey, Depend
     elif body.status == "public":
         raise ApiError(422, "a public binding needs a target URL", field="target")
     store = store_of(request)
-    existed = store.get_binding(body.ark) is not None
-    b = store.bind(
-        body.ark, body.target,
-        erc=body.erc.change() if body.erc else None,
-        support=body.support.change() if body.support else None,
-        passthrough=body.passthrough, status=body.status, reason=body.reason,
-        extra=dict(body.extra) if body.extra else None, principal=Principal.api_key(key.key_id),
+    change = BindingChange(
+        target=body.target, erc=body.erc.change() if body.erc else None,
+        support=body.support.change() if body.support else None, passthrough=body.passthrough,
+        status=body.status, reason=body.reason, extra=dict(body.extra) if body.extra else None,
     )  # fmt: skip
-    return JSONResponse(_binding_out(b), status_code=200 if existed else 201)
+    principal = Principal.api_key(key.key_id)
+    create = store.get_binding(body.ark) is None
+    try:  # 201 only for the request that made it: of concurrent creates one does, the others update
+        b = store.change("ark", body.ark, change, principal=principal, only_new=create)
+    except ConflictError:
+        if not create:
+            raise
+        create = False  # another request created it meanwhile: this one updates it
+        b = store.change("ark", body.ark, change, principal=principal)
+    return JSONResponse(_binding_out(b), status_code=201 if create else 200)
 
 
 @router.patch(
