@@ -224,3 +224,101 @@ def test_without_the_berkeleydb_package_the_error_says_what_to_install(
     monkeypatch.setattr(importlib, "import_module", missing)
     with pytest.raises(SourceError, match=r"needs the berkeleydb package: pip install 'pidkit\[noid\]'"):
         importers.run("noid", RANDOM, sqlite_store)
+
+
+# -- a red-team review's findings -------------------------------------------------------------------
+def _changed(tmp_path: Path, put: dict[str, str], *, duplicates: bool = False) -> Path:
+    """A copy of the sequential fixture's ``noid.bdb`` with ``put`` written into it (keys and values as
+    NOID writes them: UTF-8); ``duplicates``: a B-tree that keeps a second value of a key beside the first
+    (BerkeleyDB's ``DB_DUP``, which NOID never sets)."""
+    bdb = importlib.import_module("berkeleydb.db")
+    path = tmp_path / "noid.bdb"
+    source = bdb.DB()
+    source.open(str(SEQUENTIAL / "noid.bdb"), None, bdb.DB_BTREE, bdb.DB_RDONLY)
+    out = bdb.DB()
+    if duplicates:
+        out.set_flags(bdb.DB_DUP)
+    out.open(str(path), None, bdb.DB_BTREE, bdb.DB_CREATE)
+    cursor = source.cursor()
+    item = cursor.first()
+    while item is not None:
+        out.put(*item)
+        item = cursor.next()
+    cursor.close()
+    source.close()
+    for key, value in put.items():
+        out.put(key.encode(), value.encode())
+    out.close()
+    return path
+
+
+@pytest.mark.parametrize("size", [4096, 8192])
+def test_a_database_cut_short_is_refused_naming_it(tmp_path: Path, sqlite_store: Store, size: int) -> None:
+    """Damage found only as the records are read (a page missing) was a traceback."""
+    (tmp_path / "noid.bdb").write_bytes((SEQUENTIAL / "noid.bdb").read_bytes()[:size])
+    said = r"(cannot be read|not a BerkeleyDB B-tree file) .* in '.*noid.bdb'"
+    with pytest.raises(SourceError, match=said):
+        importers.run("noid", tmp_path, sqlite_store)
+    assert not any(tables(sqlite_store).values())
+
+
+@pytest.mark.parametrize("counter", ["ten", "1" * 23, "-5"])
+def test_an_oacounter_that_is_no_count_is_refused(tmp_path: Path, sqlite_store: Store, counter: str) -> None:
+    _changed(tmp_path, {":/oacounter": counter})
+    with pytest.raises(SourceError, match=r":/oacounter is not a count of minted ids"):
+        importers.run("noid", tmp_path, sqlite_store)
+    assert not any(tables(sqlite_store).values())
+
+
+def test_a_key_written_twice_is_refused(tmp_path: Path, sqlite_store: Store) -> None:
+    """A second value of a key replaced the first unseen (the target, an ERC element, the counter)."""
+    _changed(tmp_path, {"99999/sq04\t_t": "https://example.org/second"}, duplicates=True)
+    with pytest.raises(SourceError, match=r"record b'99999/sq04\\t_t' is in the file twice"):
+        importers.run("noid", tmp_path, sqlite_store)
+
+
+def test_two_elements_giving_one_erc_field_two_values_refuse_the_record(
+    tmp_path: Path, sqlite_store: Store
+) -> None:
+    """``who`` beside ``erc.who`` (both read as the ERC's who): one value was lost unseen."""
+    _changed(tmp_path, {"99999/sq04\twho": "Someone Else"})
+    with pytest.raises(ImportRefusedError) as caught:
+        importers.run("noid", tmp_path, sqlite_store)
+    [refused] = caught.value.report.by_action("refused")
+    assert refused.id == "99999/sq04"
+    assert refused.reason == "elements 'erc.who' and 'who' give the ERC's who two values"
+    assert not any(tables(sqlite_store).values())
+    _changed(tmp_path, {"99999/sq04\twho": "Kunze, John"})  # the same value twice: nothing is lost
+    importers.run("noid", tmp_path, sqlite_store)
+    b = sqlite_store.get_binding("ark:99999/sq04")
+    assert b is not None and b.erc.who == "Kunze, John"
+
+
+def test_an_issued_id_with_qualifiers_gives_out_the_name_it_qualifies(tmp_path: Path, store: Store) -> None:
+    """NOID issued ``sq13/x``: ``sq13`` is given out with it (draft-kunze-ark-40 §2.5), so the minter that
+    continues NOID's never issues it (it was dropped, and minted)."""
+    _changed(tmp_path, {"99999/sq13/x\t:/c": "i|20240101000000|me|13", "99999/sq15.v2\t:/h": "1"})
+    importers.run("noid", tmp_path, store)
+    assert "ark:99999/sq13" in _minted(store)
+    assert "ark:99999/sq15.v2" in _held(store)
+    minted = store.mint("noid-99999-sq", 6)
+    assert "ark:99999/sq13" not in minted and "ark:99999/sq15" not in minted
+
+
+def test_the_naan_is_normalized_or_refused(tmp_path: Path, sqlite_store: Store) -> None:
+    _changed(tmp_path, {":/naan": " 99999 "})
+    with pytest.raises(SourceError, match=r":/naan is not a NAAN: NAAN must be betanumeric"):
+        importers.run("noid", tmp_path, sqlite_store)
+    assert not any(tables(sqlite_store).values())
+
+
+def test_a_nul_in_an_extra_element_is_refused_naming_it(tmp_path: Path, store: Store) -> None:
+    """The store's text rule reaches the extra elements too (SQLite stored the NUL JSON-escaped;
+    PostgreSQL refused the row naming a line of pidkit's own dump)."""
+    _changed(tmp_path, {"99999/sq05\tnote": "a\x00b"})
+    with pytest.raises(ImportRefusedError) as caught:
+        importers.run("noid", tmp_path, store, drop_extra=True)
+    [refused] = caught.value.report.by_action("refused")
+    assert refused.id == "99999/sq05"
+    assert refused.reason is not None
+    assert refused.reason.startswith("extra.note: character U+0000 not allowed")

@@ -42,11 +42,12 @@ from __future__ import annotations
 import importlib
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..ark.chars import check_naan
 from ..errors import PidkitError
 from ..store import Erc, Principal, Store
 from .common import (
@@ -123,16 +124,27 @@ def _records(path: Path, source: str) -> Iterator[tuple[str, str]]:
         handle.open(str(path), None, bdb.DB_BTREE, bdb.DB_RDONLY)
     except bdb.DBError as exc:
         raise SourceError(f"not a BerkeleyDB B-tree file NOID writes ({exc.args[-1]})", text=source) from None
+
+    def step(move: Callable[[], Any]) -> Any:
+        try:
+            return move()
+        except bdb.DBError as exc:  # a file cut short or damaged: found only as it is read
+            raise SourceError(f"the BerkeleyDB file cannot be read ({exc.args[-1]})", text=source) from None
+
     try:
-        cursor = handle.cursor()
-        item = cursor.first()
+        cursor = step(handle.cursor)
+        item = step(cursor.first)
+        last: bytes | None = None
         while item is not None:
             key, value = item
+            if key == last:  # NOID writes each key once; a second value would silently replace the first
+                raise SourceError(f"record {key!r} is in the file twice", text=source)
+            last = key
             try:
                 yield key.decode("utf-8"), value.decode("utf-8")
             except UnicodeDecodeError:
                 raise SourceError(f"record {key!r} is not UTF-8", text=source) from None
-            item = cursor.next()
+            item = step(cursor.next)
         cursor.close()
     finally:
         handle.close()
@@ -184,17 +196,61 @@ def read_noid(path: str | os.PathLike[str]) -> NoidDatabase:
     return NoidDatabase(source, admin, ids, idmaps, other)
 
 
+#: The largest counter a minter keeps (its column is a signed 64-bit integer).
+_MAX_COUNTER: Final = (1 << 63) - 1
+
+
+def _counter(db: NoidDatabase) -> int:
+    """NOID's ``:/oacounter`` (``0`` when absent or empty); :class:`SourceError` for one that is no
+    count a minter can keep.
+
+    >>> _counter(NoidDatabase("x", {"oacounter": "10"}, {}, [], []))
+    10
+    >>> _counter(NoidDatabase("x", {"oacounter": "ten"}, {}, [], []))
+    Traceback (most recent call last):
+    ...
+    pidkit.importers.common.SourceError: :/oacounter is not a count of minted ids (0 to 9223372036854775807) in 'ten'
+    """  # noqa: E501
+    text = db.admin.get("oacounter", "") or "0"
+    if not (text.isascii() and text.isdigit()) or int(text) > _MAX_COUNTER:
+        raise SourceError(f":/oacounter is not a count of minted ids (0 to {_MAX_COUNTER})", text=text)
+    return int(text)
+
+
+def _naan(db: NoidDatabase) -> str:
+    """NOID's ``:/naan`` as the store keeps it: normalized (draft-kunze-ark-40 §3.2 step 4: lowercase)
+    and checked by the one NAAN rule; :class:`SourceError` for none, or one that is no NAAN.
+
+    >>> _naan(NoidDatabase("x", {"naan": "B2345"}, {}, [], []))
+    'b2345'
+    >>> _naan(NoidDatabase("x", {"naan": " 99999 "}, {}, [], []))
+    Traceback (most recent call last):
+    ...
+    pidkit.importers.common.SourceError: :/naan is not a NAAN: NAAN must be betanumeric (0-9 and bcdfghjkmnpqrstvwxz) in ' 99999 ' at position 1
+    """  # noqa: E501
+    naan = db.admin.get("naan", "")
+    if not naan:
+        raise SourceError(
+            "this NOID minter has no NAAN (a short-term or bind-only minter): its ids are not ARKs",
+            text=db.source,
+        )
+    try:
+        return check_naan(naan.lower())
+    except PidkitError as exc:
+        raise SourceError(f":/naan is not a NAAN: {exc.message}", text=naan, position=exc.position) from None
+
+
 def _minter(b: DumpBuilder, db: NoidDatabase) -> str | None:
     """Add the pidkit minter that continues NOID's; a note saying what it is, or ``None`` for a
     bind-only NOID database (no template)."""
     template = db.admin.get("template", "")
-    naan = db.admin.get("naan", "")
+    naan = _naan(db)
     if not template:
         return None
     prefix = db.admin.get("prefix", "")
     name = f"noid-{naan}-{prefix}" if prefix else f"noid-{naan}"
     sequential = db.admin.get("generator_type") == "sequential"
-    counter = int(db.admin.get("oacounter", "0") or 0) if sequential else 0
+    counter = _counter(db) if sequential else 0
     b.add_minter(name, naan=naan, template=template, seed=secrets.randbits(63), counter=counter)
     order = (
         f"sequential, counter {counter} (NOID's oacounter)" if sequential else "random, new seed, counter 0"
@@ -209,9 +265,14 @@ def _bind(b: DumpBuilder, ident: str, entry: _Id, where: str, *, drop_extra: boo
     if refused and not drop_extra:
         return Outcome(where, ident, "refused", refused_names(refused))
     erc: dict[str, str] = {}
+    named: dict[str, str] = {}
     for element, value in entry.elements.items():
         if element in _ERC:
-            erc[_ERC[element]] = value
+            field_name = _ERC[element]
+            if field_name in erc and erc[field_name] != value:  # "who" and "erc.who": one would be lost
+                return Outcome(where, ident, "refused", f"elements {named[field_name]!r} and {element!r} "
+                               f"give the ERC's {field_name} two values")  # fmt: skip
+            erc[field_name], named[field_name] = value, element
     target = entry.elements.get(TARGET_ELEMENT) or None
     try:
         b.add_ark(
@@ -241,10 +302,12 @@ def _id(b: DumpBuilder, db: NoidDatabase, ident: str, entry: _Id, *, drop_extra:
     else:
         outcome = Outcome(where, ident, "imported")
     # a bound id is in use whatever its circulation: add_ark put it in the minted log (never a hold: a
-    # held id is one never given out, and a public binding gives it out)
-    if mintable and not entry.elements:
+    # held id is one never given out, and a public binding gives it out).  An issued id with qualifiers
+    # (X/c, X.v2) gave out the Name it qualifies (draft-kunze-ark-40 §2.5), which goes in the minted log;
+    # a held one is held as it is (a mint skips the Name a held ARK qualifies).
+    if not entry.elements:
         if issued:
-            b.add_minted(naan, blade)
+            b.add_minted(naan, blade if mintable else str(ark.ancestors()[-1])[len(f"ark:{naan}/") :])
         elif entry.hold or entry.queued or entry.circ is not None:
             b.add_hold(naan, blade)
     what = "issued" if issued else "bound" if entry.elements else "held"
@@ -257,11 +320,7 @@ def database_report(
     db: NoidDatabase, b: DumpBuilder, *, drop_extra: bool = False, progress: Progress | None = None
 ) -> ImportReport:
     """Map a read NOID database into ``b``; the report (not yet applied)."""
-    if not db.admin.get("naan"):
-        raise SourceError(
-            "this NOID minter has no NAAN (a short-term or bind-only minter): its ids are not ARKs",
-            text=db.source,
-        )
+    _naan(db)
     notes: list[str] = []
     minter_note = _minter(b, db)
     if minter_note:

@@ -178,6 +178,9 @@ def checked_row(row: tuple[Any, ...], extra: tuple[tuple[str, str], ...]) -> tup
         for name, value in zip(BINDING_COLUMNS, row, strict=True):  # name the column and position
             if isinstance(value, str):
                 check_text(value, name)
+        for element, value in extra:  # the extra column holds them JSON-escaped: each is named here
+            check_text(element, "extra element name")
+            check_text(value, f"extra.{element}")
     return row
 
 
