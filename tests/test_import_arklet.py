@@ -160,6 +160,23 @@ def test_an_ark_that_does_not_match_its_parts_is_refused(tmp_path: Path, store: 
         importers.run("arklet", path, store)
 
 
+@pytest.mark.parametrize(("table", "column", "where", "said"), [
+    ("ark_ark", "url", "ark = '99999/t25j'", "url holds bytes, not text"),
+    ("ark_ark", "metadata", "ark = '99999/t25j'", "metadata holds bytes, not text"),
+    ("ark_shoulder", "shoulder", "shoulder = '/c1'", "shoulder holds bytes, not text"),
+])  # fmt: skip
+def test_a_value_of_another_type_than_arklets_is_refused_naming_it(
+    tmp_path: Path, store: Store, table: str, column: str, where: str, said: str
+) -> None:
+    """A SQLite file takes a BLOB in a text column: it was a traceback (a red-team finding)."""
+    path = _copy(tmp_path)
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"UPDATE {table} SET {column} = CAST({column} AS BLOB) WHERE {where}")
+    with pytest.raises(SourceError, match=rf"{table} row [0-9]+: {said} in '.*arklet.sqlite3'"):
+        importers.run("arklet", path, store)
+    assert store.list_naans() == [] and store.minted_count() == 0
+
+
 def test_sources_that_are_not_arklet_databases(tmp_path: Path, store: Store) -> None:
     with pytest.raises(SourceError, match="no arklet database file here"):
         importers.run("arklet", tmp_path / "missing.sqlite3", store)

@@ -139,7 +139,35 @@ def _read(source: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], li
             raise SourceError(
                 f"not an arklet database (tables {', '.join(_TABLES)}): {said}", text=source_name(source)
             ) from None
+    _check_text(naans, "ark_naan", ("naan", "name"), source)
+    _check_text(shoulders, "ark_shoulder", ("naan_id", "shoulder", "name"), source)
+    _check_text(arks, "ark_ark", ("ark", "naan_id", "shoulder", "assigned_name", "url", "metadata",
+                                  "commitment"), source)  # fmt: skip
     return naans, shoulders, arks
+
+
+#: The columns that arklet's models make integers (a NAAN); every other one read is text.
+_NUMBERS: Final = frozenset({"naan", "naan_id"})
+
+
+def _check_text(rows: Sequence[Sequence[Any]], table: str, columns: Sequence[str], source: str) -> None:
+    """Refuse, naming the row, the column and the database, a value of another type than arklet's model
+    gives the column: a SQLite file takes any value in any column (a BLOB, a number for a text), which
+    the mapping would read as something else or fail on.
+
+    >>> _check_text([("1/x", 2)], "ark_ark", ("ark", "naan_id"), "db")
+    >>> _check_text([(b"/x", 2)], "ark_ark", ("ark", "naan_id"), "db")
+    Traceback (most recent call last):
+    ...
+    pidkit.importers.common.SourceError: ark_ark row 1: ark holds bytes, not text in 'db'
+    """
+    for number, row in enumerate(rows, 1):
+        for column, value in zip(columns, row, strict=False):
+            ok = (int, str) if column in _NUMBERS else (str,)
+            if value is not None and not isinstance(value, ok):
+                kind = "an integer" if column in _NUMBERS else "text"
+                raise SourceError(f"{table} row {number}: {column} holds {type(value).__name__}, not {kind}",
+                                  text=source_name(source))  # fmt: skip
 
 
 def _time(value: Any) -> _dt.datetime | None:
