@@ -322,3 +322,18 @@ def test_a_nul_in_an_extra_element_is_refused_naming_it(tmp_path: Path, store: S
     assert refused.id == "99999/sq05"
     assert refused.reason is not None
     assert refused.reason.startswith("extra.note: character U+0000 not allowed")
+
+
+def test_ids_both_systems_gave_out_are_named(store: Store) -> None:
+    """A store whose own minter issued NOID's first ids before the import: the report says so (the
+    merge kept its minted-log rows silently); a rerun of the import names nothing of its own."""
+    store.add_naan("99999")
+    store.create_minter("mine", naan="99999", template="sq.sdd")
+    assert store.mint("mine", 3) == ["ark:99999/sq00", "ark:99999/sq01", "ark:99999/sq02"]
+    report = importers.run("noid", SEQUENTIAL, store)
+    [note] = [n for n in report.notes if n.startswith("given out twice")]
+    assert note == ("given out twice: 3 ids issued by the source and minted here too, by this store's "
+                    "minters, before this import: ark:99999/sq00 (mine), ark:99999/sq01 (mine), "
+                    "ark:99999/sq02 (mine)")  # fmt: skip
+    again = importers.run("noid", SEQUENTIAL, store, dry_run=True)
+    assert [n for n in again.notes if n.startswith("given out twice")] == [note]  # still pidkit's rows

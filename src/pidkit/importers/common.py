@@ -428,12 +428,39 @@ def apply(
             why = "already in the store" + ("" if same else ", differing from the source: not overwritten")
             o = replace(o, action="kept", reason=why)
         outcomes.append(o)
+    twice = _issued_twice(builder, store)
+    if twice:
+        report = replace(report, notes=(*report.notes, twice))
     if dry_run:
         return replace(report, outcomes=tuple(outcomes), notes=(*report.notes, _preview_note(builder)))
     if principal is not None:
         _history(builder, store, before, principal)
     result = store.restore(builder.lines(store.schema_version()), merge=True)
     return replace(report, outcomes=tuple(outcomes), restored=result.restored, kept=result.skipped)
+
+
+#: How many ids given out twice a note names (it counts them all).
+_NAMED_TWICE: Final = 10
+
+
+def _issued_twice(builder: DumpBuilder, store: Store) -> str | None:
+    """A note naming the ids the source issued that a minter of this store minted too — each was given
+    out by both systems before this import, which keeps it once in the minted log and cannot undo that
+    — or ``None``.  (Ids an earlier import brought are not counted: a rerun finds its own.)"""
+    by_naan: dict[str, list[str]] = {}
+    for naan, ident, *_ in builder.rows["minted"].values():
+        by_naan.setdefault(naan, []).append(ident)
+    twice = sorted(
+        f"ark:{naan}/{ident} ({minter})"
+        for naan, ids in by_naan.items()
+        for ident, minter in store.minters_of(naan, ids).items()
+        if not minter.startswith(IMPORTED)
+    )
+    if not twice:
+        return None
+    named = ", ".join(twice[:_NAMED_TWICE]) + (", …" if len(twice) > _NAMED_TWICE else "")
+    return (f"given out twice: {plural(len(twice), 'id')} issued by the source and minted here too, by "
+            f"this store's minters, before this import: {named}")  # fmt: skip
 
 
 #: How a preview names the tables a source maps to.

@@ -283,6 +283,11 @@ class Store(abc.ABC):
     def minted_count(self, minter: str | None = None) -> int:
         """How many ids were minted (by ``minter``, or in total)."""
 
+    @abc.abstractmethod
+    def minters_of(self, naan: str, ids: Sequence[str]) -> dict[str, str]:
+        """Which of ``ids`` (blades) the minted log holds under ``naan``, each with the minter that
+        minted it (or the :data:`IMPORTED` label of the system an import brought it from)."""
+
     # -- bindings -----------------------------------------------------------------------------------
     @abc.abstractmethod
     def bind(

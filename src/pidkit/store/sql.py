@@ -775,6 +775,18 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             row = cur.fetchone()
         return int(row[0])
 
+    def minters_of(self, naan: str, ids: Sequence[str]) -> dict[str, str]:
+        """The minted-log rows of ``ids`` under ``naan`` (a chunk of ids per statement)."""
+        found: dict[str, str] = {}
+        with self._transaction(write=False) as cur:
+            for i in range(0, len(ids), _CHUNK):
+                chunk = ids[i : i + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                self._exec(cur, f"SELECT id, minter FROM minted WHERE naan = ? AND id IN ({marks})",
+                           (naan, *chunk))  # fmt: skip
+                found.update((str(ident), str(minter)) for ident, minter in cur.fetchall())
+        return found
+
     # -- bindings -----------------------------------------------------------------------------------
     @staticmethod
     def _locked_now() -> _dt.datetime:
