@@ -107,7 +107,9 @@ def test_an_import_of_an_id_the_store_holds_is_refused(store: Store, tmp_path: P
     store.add_hold("99999", "fk4gt78tq")
     dl = tmp_path / "dl.txt"
     dl.write_text(":: ark:/99999/fk4gt78tq\n_status: public\n_target: http://e.org/x\n")
-    with pytest.raises(StoreError, match="ark:99999/fk4gt78tq is held"):
+    with pytest.raises(StoreError, match="ark:99999/fk4gt78tq is held") as caught:
         importers.run("ezid", dl, store)
+    assert caught.value.line is None  # a line of the dump the import made, not of the download: not named
+    assert str(caught.value).startswith("the store refused the import, nothing was written: bindings row")
     assert store.get_binding("ark:99999/fk4gt78tq") is None
     assert store.check() == []

@@ -435,7 +435,13 @@ def apply(
         return replace(report, outcomes=tuple(outcomes), notes=(*report.notes, _preview_note(builder)))
     if principal is not None:
         _history(builder, store, before, principal)
-    result = store.restore(builder.lines(store.schema_version()), merge=True)
+    try:
+        result = store.restore(builder.lines(store.schema_version()), merge=True)
+    except StoreError as exc:  # its line is one of the dump made here, not of the source: not named
+        if exc.line is None:
+            raise
+        raise StoreError(f"the store refused the import, nothing was written: {exc.message}",
+                         text=exc.text, position=exc.position) from None  # fmt: skip
     return replace(report, outcomes=tuple(outcomes), restored=result.restored, kept=result.skipped)
 
 
