@@ -68,7 +68,7 @@ def test_delete_keeps_the_id_held(db: str) -> None:
     assert r.returncode == 1 and r.stderr.startswith("pidkit: error: this ARK is held")
     assert run(db, "bind", "ark:99999/fk4p", "https://example.org/p").returncode == 0
     r = run(db, "delete", "ark:99999/fk4p")
-    assert r.returncode == 1 and "only a reserved binding that was never public" in r.stderr
+    assert r.returncode == 1 and "only a reserved binding that was never published" in r.stderr
     assert len(r.stderr.splitlines()) == 1
 
 

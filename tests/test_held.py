@@ -312,3 +312,29 @@ def test_a_reserved_ark_a_published_binding_qualifies_is_not_deleted(store: Stor
     store.bind(f"ark:{NAAN}/fk4x/c", status="reserved")  # the part reserved again: the deletion goes
     assert store.delete("ark", f"ark:{NAAN}/fk4x").status == "reserved"
     assert store.check() == []
+
+
+def test_a_store_holding_a_tombstoned_held_ark_moves_as_docs_persistence_says(store: Store) -> None:
+    """An earlier build let a held id be tombstoned: restore refuses the dump; with the id's holds line
+    taken out and the header's count lowered, it is restored, check is clean, and the id stays taken."""
+    store.bind(HELD, "https://example.org/h", status="reserved")
+    _sql(store, "UPDATE bindings SET status = 'tombstoned', tombstone_reason = 'withdrawn', "
+                "tombstoned_at = updated WHERE key = ?", (HELD,))  # fmt: skip
+    out = io.StringIO()
+    store.dump(out)
+    lines = out.getvalue().splitlines()
+    said = f"{HELD} is held: it is never bound tombstoned"
+    with open_store("sqlite:///:memory:") as refused, pytest.raises(StoreError, match=said):
+        refused.restore(lines)
+    head = json.loads(lines[0])
+    head["counts"]["holds"] -= 1
+    edited = [json.dumps(head)] + [
+        line for line in lines[1:] if not ('"table":"holds"' in line and '"fk4held"' in line)
+    ]
+    with open_store("sqlite:///:memory:") as moved:
+        moved.restore(edited)
+        assert moved.check() == []
+        b = moved.get_binding(HELD)
+        assert b is not None and b.status == "tombstoned"
+        with pytest.raises(StoreError):
+            moved.bind(HELD, "https://example.org/again")

@@ -101,6 +101,23 @@ def test_preview_names_every_bad_line_and_writes_nothing(office: Office) -> None
     assert store.get_binding("ark:99999/fk4new1") is None
 
 
+def test_preview_counts_every_bad_line_past_those_it_lists(
+    office: Office, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's check lists the first MAX_LISTED bad lines and counts the rest: the page says how
+    many there were and counts none of them good (it said "2 problems" and "3 good" of five bad)."""
+    client, store = office
+    csrf = sign_in(client, "ann")
+    monkeypatch.setattr(officeimport, "MAX_LISTED", 2)
+    texts = [_k(f"ark:99999/fk4held{i}") for i in range(5)]
+    store.add_hold("99999", *texts)
+    r = _upload(client, csrf, "\n".join(_line(t) for t in texts).encode())
+    assert r.status_code == 422
+    assert "5 records read, 0 good, 5 problems." in r.text
+    assert "The first 2 of 5 are listed." in r.text
+    assert len(re.findall(r'<tr><th scope="row">line \d+</th>', r.text)) == 2
+
+
 def test_apply_writes_all_as_the_user(office: Office) -> None:
     client, store = office
     csrf = sign_in(client, "ann")

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from _webutil import LETTER_NAAN, NAAN, SCRIPT, Seeded, auth
+from pidkit.store import Store
 from pidkit.web import Settings, create_app
 
 pytest_plugins = ["_webutil"]  # fixtures: store_url (SQLite and PostgreSQL), seeded, client
@@ -151,22 +153,31 @@ def test_a_refused_import_lists_the_first_thousand_bad_lines_and_counts_them_all
     assert error["message"].startswith("3000 bad lines, nothing imported")
 
 
-def test_a_put_that_loses_the_race_to_create_answers_200(
+def test_a_put_answers_201_only_when_the_store_created_the_binding(
     client: TestClient, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Of concurrent PUTs of a new ARK one creates it (201) and the others update it (200): a PUT that
-    read the ARK as free, and found it created by another before its own write, is an update (each
-    answered 201 before; a red-team finding: 5 of 30 ARKs put four times at once)."""
-    body = {"ark": "ark:99999/fk4new1", "target": "https://example.org/first"}
+    """The store decides under the id's lock whether a PUT creates (``only_new``, then an update):
+    of concurrent PUTs of a new ARK one creates it and the others update it — each answered 201 when
+    it had read the ARK free before another created it (a red-team finding: 5 of 30 ARKs put four
+    times at once), and a PUT that created an ARK deleted after its read answered 200."""
+    body = {"ark": "ark:99999/fk4new1", "target": "https://example.org/first", "status": "reserved"}
     assert client.put("/api/v1/bindings", json=body, headers=auth(seeded.key)).status_code == 201
-    monkeypatch.setattr(type(seeded.store), "get_binding", lambda self, ark: None)  # read before it existed
     r = client.put("/api/v1/bindings", json={**body, "target": "https://example.org/second"},
                    headers=auth(seeded.key))  # fmt: skip
-    assert r.status_code == 200
-    assert r.json()["target"] == "https://example.org/second"
-    monkeypatch.undo()
-    history = seeded.store.history("ark", "ark:99999/fk4new1")
-    assert [h.operation for h in history] == ["create", "update"]
+    assert (r.status_code, r.json()["target"]) == (200, "https://example.org/second")
+    store = seeded.store
+    real = type(store).change
+
+    def deleted_first(self: Store, *args: Any, **kwargs: Any) -> Any:
+        """Another request deletes the reserved ARK just before this PUT writes."""
+        monkeypatch.setattr(type(store), "change", real)
+        store.delete("ark", "ark:99999/fk4new1")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(store), "change", deleted_first)
+    assert client.put("/api/v1/bindings", json=body, headers=auth(seeded.key)).status_code == 201
+    history = store.history("ark", "ark:99999/fk4new1")
+    assert [h.operation for h in history] == ["create", "update", "delete", "create"]
 
 
 def test_bind_outside_scope_is_403(client: TestClient, seeded: Seeded) -> None:

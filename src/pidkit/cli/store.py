@@ -204,10 +204,11 @@ def register(sub: Subparsers) -> None:
 
     p = sub.add_parser(
         "delete",
-        help="delete a reserved id that was never public",
-        description="Delete the binding of a reserved id that was never public (EZID: a reserved identifier "
-        "may be deleted). An ARK stays held: it is never minted again. A binding that is or was public is "
-        "refused: withdraw it with `bind --unavailable REASON`, or for good with `tombstone`.",
+        help="delete a reserved id that was never published",
+        description="Delete the binding of a reserved id that was never published (EZID: a reserved "
+        "identifier may be deleted). An ARK stays held: it is never minted again. A binding that is or was "
+        "published (public or unavailable) is refused: withdraw it with `bind --unavailable REASON`, or for "
+        "good with `tombstone`.",
     )
     p.add_argument("id", metavar="ID", help="an ARK, or another id with --kind")
     p.add_argument("--kind", default="ark", help="the id's kind (default ark)")
@@ -462,7 +463,7 @@ def cmd_tombstone(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    """``pidkit delete``: a reserved, never public binding; an ARK stays held."""
+    """``pidkit delete``: a reserved, never published binding; an ARK stays held."""
     with cli_store(args) as store:
         b = store.delete(args.kind, args.id, principal=Principal.local())
     _out(f"{b.key}\tdeleted" + ("\theld" if b.kind == "ark" else ""))

@@ -356,7 +356,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def delete(self, kind: str, value: str, *, principal: Principal | None = None) -> Binding:
-        """Delete a reserved binding that was never public (EZID: a reserved identifier may be deleted)
+        """Delete a reserved binding that was never published (EZID: a reserved identifier may be deleted)
         and return it; an ARK stays held, so it is never minted again (nor published).
         :class:`~pidkit.errors.ConflictError` for any other binding (make it ``unavailable``, or
         tombstone it), and for one whose id an ARK qualifying it gives out, bound published (a hold is

@@ -382,6 +382,13 @@ class PostgresStore(SqlStore):
         self._exec(cur, *union_of(parts, tables))
         return {row[0] for row in cur.fetchall()}
 
+    def minters_of(self, naan: str, ids: Sequence[str]) -> dict[str, str]:
+        """One probe of the minted log's primary key per id (:func:`_each_of`: the ``IN`` list may read
+        every row of the NAAN on stale statistics, once per chunk)."""
+        with self._transaction(write=False) as cur:
+            self._exec(cur, _each_of("minted", "id, minter", "naan", "id"), (list(dict.fromkeys(ids)), naan))
+            return {str(ident): str(minter) for ident, minter in cur.fetchall()}
+
     def _import_state(self, cur: Cursor, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], Binding]:
         """One statement per id kind for a whole import chunk (the keys in one array: no statement of
         thousands of parameters to build and parse; :func:`_each_of`); the rows stay locked

@@ -18,7 +18,7 @@ from typing import Final, Literal, TypeAlias, get_args
 
 from ..anvl import UNAVAILABLE, anvl_line, erc_segment
 from ..codecs import iso_z
-from ..errors import StoreError
+from ..errors import ConflictError, StoreError
 from .redirects import UnsafeLocationError, stays_under
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "KINDS",
     "STATUSES",
     "UNPUBLISHED",
+    "AlreadyBoundError",
     "ApiKey",
     "Binding",
     "Erc",
@@ -731,6 +732,14 @@ class ImportRejectedError(StoreError):
         count = self.count
         plural = "line" if count == 1 else "lines"
         super().__init__(f"{count} bad {plural}, nothing imported; first: {first_msg}", line=first_line)
+
+
+class AlreadyBoundError(ConflictError):
+    """A create (:meth:`Store.change` with ``only_new``) of an id that is bound already: nothing written.
+
+    >>> isinstance(AlreadyBoundError("already bound"), ConflictError)
+    True
+    """
 
 
 class NotOwnerError(StoreError):

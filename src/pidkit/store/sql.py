@@ -58,6 +58,7 @@ from .records import (
     KINDS,
     STATUSES,
     UNPUBLISHED,
+    AlreadyBoundError,
     ApiKey,
     Binding,
     ErcChange,
@@ -679,9 +680,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         """One transaction: reserve positions, skip taken ids, record ``size`` minted ids (and one
         history row for the batch)."""
         with self._transaction(write=True) as cur:
-            chosen: list[tuple[str, str, str, int, str]] = []
+            chosen: list[tuple[str, str, str, int]] = []
             need = size
-            stamp = now()
             info: MinterInfo | None = None
             first: int | None = None
             while need:
@@ -702,11 +702,12 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     if blade in taken or blade in seen:
                         continue
                     seen.add(blade)
-                    chosen.append((info.naan, blade, name, pos, stamp))
+                    chosen.append((info.naan, blade, name, pos))
                 need = size - len(chosen)
             if info is None:
                 return []
-            self._insert_minted(cur, chosen)
+            stamp = iso_z(self._locked_now())  # once the minter's row and its NAAN are locked
+            self._insert_minted(cur, [(*row, stamp) for row in chosen])
             naan = info.naan
             self._record(cur, principal, "mint", "minter", name, {"counter": first},
                          {"counter": info.counter, "minted": len(chosen),
@@ -886,7 +887,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             stamp = self._locked_now()
             before = self._current(cur, kind, key)
             if only_new and before is not None:
-                raise ConflictError("already bound (a create never changes an existing binding)", text=text)
+                raise AlreadyBoundError("already bound (a create never changes an existing binding)",
+                                        text=text)
             after = apply_change(before, start, change, stamp)
             reserving = before is not None and published(before.status) and not published(after.status)
             if never_reserve and reserving:
@@ -992,7 +994,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return self.change(kind, value, change, principal=principal)
 
     def delete(self, kind: str, value: str, *, principal: Principal | None = None) -> Binding:
-        """Delete a reserved binding that was never public (EZID: "a reserved identifier may be
+        """Delete a reserved binding that was never published (EZID: "a reserved identifier may be
         deleted"); an ARK stays held, so it is never minted again."""
         if kind == "ark":
             k = ark_key(_lookup(value))
@@ -1004,11 +1006,11 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             before = self._current(cur, kind, key)
             if before is None:
                 raise NotFoundError("not bound", text=value)
-            if before.status != "reserved" or self._was_public(cur, kind, key):
+            if published(before.status) or self._was_published(cur, kind, key):
                 raise ConflictError(
-                    "only a reserved binding that was never public can be deleted "
+                    "only a reserved binding that was never published can be deleted "
                     f"(this one is {before.status}"
-                    + (", and was public" if before.status == "reserved" else "")
+                    + (", and was published" if not published(before.status) else "")
                     + "): make it unavailable, or tombstone it",
                     text=value,
                 )
@@ -1028,13 +1030,16 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             self._record(cur, principal, "delete", kind, key, *changed_fields(before, None), stamp)
         return before
 
-    def _was_public(self, cur: Cursor, kind: str, key: str) -> bool:
-        """True if the history shows the binding public at some time (its rows' JSON is written
-        compact with sorted keys, so a status reads ``"status":"public"``)."""
+    def _was_published(self, cur: Cursor, kind: str, key: str) -> bool:
+        """True if the history shows the binding published (:func:`published`: public, unavailable) at
+        some time (its rows' JSON is written compact with sorted keys, so a status reads
+        ``"status":"public"``)."""
+        shown = [f'%"status":"{s}"%' for s in STATUSES if published(s)]
         self._exec(
             cur,
-            "SELECT 1 FROM history WHERE kind = ? AND key = ? AND after LIKE ? LIMIT 1",
-            (kind, key, '%"status":"public"%'),
+            "SELECT 1 FROM history WHERE kind = ? AND key = ? AND ("
+            + " OR ".join("after LIKE ?" for _ in shown) + ") LIMIT 1",
+            (kind, key, *shown),
         )
         return cur.fetchone() is not None
 
@@ -1237,6 +1242,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         writes them (:meth:`_import_chunk`).  After the first bad line nothing more is written but every
         remaining line is still parsed, so every unreadable line is reported; then the transaction is
         rolled back — nothing of the import stays."""
+        if max_problems is not None and max_problems < 1:  # at least the first: the import's refusal
+            raise StoreError(f"max_problems must be positive ({max_problems})")
         who = str(principal or local_principal())
         try:
             return self._import_lines(fp, update, owner, who, dry_run, force, max_problems)
@@ -1434,20 +1441,29 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         self, cur: Cursor, naan: str, wanted: Sequence[tuple[int, str]]
     ) -> list[tuple[int, str, str]]:
         """``(line number, key, held key)`` for each ARK of ``wanted`` (``(line number, key)`` under
-        ``naan``) that is held or qualifies a held ARK (:func:`_held_key`), a chunk of ids per
-        statement."""
+        ``naan``) that is held or qualifies a held ARK (:func:`_held_key`): about :data:`_CHUNK` ids
+        per statement, an ARK and its ancestors in one (an ARK of 4,096 characters may have 2,000)."""
         prefix = f"ark:{naan}/"
         out: list[tuple[int, str, str]] = []
-        for i in range(0, len(wanted), _CHUNK):
-            chunk = [(n, key, _and_ancestors(key)) for n, key in wanted[i : i + _CHUNK]]
+        chunk: list[tuple[int, str, tuple[str, ...]]] = []
+        size = 0
+
+        def read() -> None:
             blades = list(dict.fromkeys(k[len(prefix) :] for _, _, keys in chunk for k in keys))
             marks = ", ".join("?" * len(blades))
             self._exec(cur, f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})", [naan, *blades])
             held = {prefix + str(row[0]) for row in cur.fetchall()}
-            for n, key, keys in chunk:
-                found = _held_key(keys, held)
-                if found is not None:
-                    out.append((n, key, found))
+            out.extend((n, key, found) for n, key, keys in chunk if (found := _held_key(keys, held)))
+
+        for n, key in wanted:
+            keys = _and_ancestors(key)
+            if chunk and size + len(keys) > _CHUNK:
+                read()
+                chunk, size = [], 0
+            chunk.append((n, key, keys))
+            size += len(keys)
+        if chunk:
+            read()
         return out
 
     def _import_state(self, cur: Cursor, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], Binding]:

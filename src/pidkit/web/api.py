@@ -42,8 +42,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from ..ark import Ark
 from ..ark.chars import NAAN_ANY_CASE_PATTERN, check_naan
 from ..ark.syntax import JSON_PATTERN
-from ..errors import ConflictError, PidkitError
+from ..errors import PidkitError
 from ..store import (
+    AlreadyBoundError,
     ApiKey,
     Binding,
     BindingChange,
@@ -351,15 +352,11 @@ def put_binding(request: Request, body: BindingIn, key: Annotated[ApiKey, Depend
         status=body.status, reason=body.reason, extra=dict(body.extra) if body.extra else None,
     )  # fmt: skip
     principal = Principal.api_key(key.key_id)
-    create = store.get_binding(body.ark) is None
-    try:  # 201 only for the request that made it: of concurrent creates one does, the others update
-        b = store.change("ark", body.ark, change, principal=principal, only_new=create)
-    except ConflictError:
-        if not create:
-            raise
-        create = False  # another request created it meanwhile: this one updates it
-        b = store.change("ark", body.ark, change, principal=principal)
-    return JSONResponse(_binding_out(b), status_code=201 if create else 200)
+    try:  # 201 only for the request that made it, as the store decides it under the id's lock
+        b, created = store.change("ark", body.ark, change, principal=principal, only_new=True), True
+    except AlreadyBoundError:
+        b, created = store.change("ark", body.ark, change, principal=principal), False
+    return JSONResponse(_binding_out(b), status_code=201 if created else 200)
 
 
 @router.patch(

@@ -620,7 +620,7 @@ def reinstate(request: Request, signed: Signed, form: dict[str, str]) -> Respons
 
 @form_post(router, "/office/delete")
 def delete(request: Request, signed: Signed, form: dict[str, str]) -> Response:
-    """Delete a reserved id that was never public (it stays held: never minted again)."""
+    """Delete a reserved id that was never published (it stays held: never minted again)."""
     b = _scoped(request, signed, form)
     if isinstance(b, Response):
         return b

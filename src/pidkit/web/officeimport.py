@@ -175,6 +175,8 @@ class Checked:
     notes: list[str]
     created: int = 0
     updated: int = 0
+    #: Bad lines past the first :data:`MAX_LISTED` the store's check listed (counted, not kept).
+    unlisted: int = 0
 
 
 def formats(user: User) -> dict[str, str]:
@@ -263,7 +265,7 @@ def check(store: Store, user: User, got: Checked) -> Checked:
         problem = scope_problem(user, line)
         if problem:
             bad.append((where, problem))
-    created = updated = 0
+    created = updated = unlisted = 0
     if not bad and got.lines:
         try:
             report = store.import_jsonl(got.lines, owner=_owner(user), principal=Principal.user(user.name),
@@ -271,9 +273,10 @@ def check(store: Store, user: User, got: Checked) -> Checked:
             created, updated = report.created, report.updated
         except ImportRejectedError as exc:
             bad += [(_where(got, n), text) for n, text in exc.problems]
+            unlisted = exc.count - len(exc.problems)
         except NotOwnerError as exc:
             bad.append((_where(got, exc.line), str(exc)))
-    return Checked(got.lines, got.wheres, bad, got.notes, created, updated)
+    return Checked(got.lines, got.wheres, bad, got.notes, created, updated, unlisted)
 
 
 def _where(got: Checked, number: int | None) -> str:
@@ -616,8 +619,8 @@ def _preview(request: Request, signed: Signed, upload: Upload, kind: str) -> Res
     source = upload.filename or "upload"
     read = set(got.wheres)
     unreadable = sum(1 for w, _ in got.bad if w not in read)  # never became a record
-    good = len(got.lines) - len({w for w, _ in got.bad} & read)
-    bad = len(got.bad)
+    good = len(got.lines) - len({w for w, _ in got.bad} & read) - got.unlisted
+    bad = len(got.bad) + got.unlisted
     problems = f"{bad} problem" + ("s" if bad != 1 else "")
     counts = f"{source}: {len(got.lines) + unreadable} records read, {good} good, {problems}."
     notes = "".join(f"<li>{esc(n)}</li>" for n in got.notes[:MAX_LISTED])
@@ -625,8 +628,8 @@ def _preview(request: Request, signed: Signed, upload: Upload, kind: str) -> Res
     if got.bad:
         rows = "".join(f'<tr><th scope="row">{esc(w)}</th><td>{esc(r)}</td></tr>'
                        for w, r in got.bad[:MAX_LISTED])  # fmt: skip
-        more = (f'<p class="muted">The first {MAX_LISTED} of {len(got.bad)} are listed.</p>'
-                if len(got.bad) > MAX_LISTED else "")  # fmt: skip
+        more = (f'<p class="muted">The first {MAX_LISTED} of {bad} are listed.</p>'
+                if bad > MAX_LISTED else "")  # fmt: skip
         body = (message(counts + " Nothing was written: correct these lines and upload the file again.",
                         bad=True)
                 + '<section class="card"><h2>Bad lines</h2><table class="grid"><thead><tr>'
