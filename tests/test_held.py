@@ -338,3 +338,28 @@ def test_a_store_holding_a_tombstoned_held_ark_moves_as_docs_persistence_says(st
         assert b is not None and b.status == "tombstoned"
         with pytest.raises(StoreError):
             moved.bind(HELD, "https://example.org/again")
+
+
+def test_an_import_of_deep_arks_under_a_naan_with_holds_reads_them_in_bounded_statements(
+    store: Store,
+) -> None:
+    """Each ARK is looked up with all its ancestors (2,000 for an ARK of 4,096 characters): a chunk of
+    1,000 such lines in one statement overflowed SQLite's and PostgreSQL's parameter limits (a raw
+    database error; a review finding).  One held deep ARK among them is still found."""
+    deep = "/a" * 260
+    lines = [json.dumps({"text": f"ark:{NAAN}/fk4d{i}{deep}", "target": "https://example.org/d"})
+             for i in range(1000)]  # fmt: skip
+    assert store.import_jsonl(lines).created == 1000
+    store.bind(f"ark:{NAAN}/fk4e7{deep[:100]}", None, status="reserved")
+    store.delete("ark", f"ark:{NAAN}/fk4e7{deep[:100]}")  # held, with its qualifiers
+    late = json.dumps({"text": f"ark:{NAAN}/fk4e7{deep}", "target": "https://example.org/e"})
+    with pytest.raises(ImportRejectedError) as caught:
+        store.import_jsonl([*lines[:999], late])
+    [(number, why)] = caught.value.problems
+    assert number == 1000 and f"qualifies ark:{NAAN}/fk4e7{deep[:100]}, which is held" in why
+
+
+def test_max_problems_must_be_positive(store: Store) -> None:
+    """0 left no problem to list, and the import then wrote its later chunks (a review finding)."""
+    with pytest.raises(StoreError, match=r"max_problems must be positive \(0\)"):
+        store.import_jsonl(["not json"], max_problems=0)
