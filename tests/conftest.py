@@ -88,3 +88,18 @@ def new_postgres_url(postgres_url: str) -> Iterator[Callable[[], str]]:
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         for schema in made:
             conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """An empty store, in memory (SQLite) and in a fresh PostgreSQL schema: a test asking for it runs on
+    both.  (A module that needs another store defines its own ``store``, which takes precedence.)"""
+    from pidkit.store import open_store
+
+    if request.param == "postgres":
+        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+        url = new_url()
+    else:
+        url = "sqlite:///:memory:"
+    with open_store(url) as s:
+        yield s

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +31,12 @@ HELD = f"ark:{NAAN}/fk4held"
 REFUSED = "is held: it is never bound {status} ("
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest) -> Iterator[Store]:
-    if request.param == "postgres":
-        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        url = new_url()
-    else:
-        url = "sqlite:///:memory:"
-    with open_store(url) as s:
-        s.add_naan(NAAN)
-        s.add_hold(NAAN, "fk4held")
-        yield s
+@pytest.fixture
+def store(store: Store) -> Store:
+    """The shared empty store (both backends, ``conftest.py``), with the NAAN and one held id."""
+    store.add_naan(NAAN)
+    store.add_hold(NAAN, "fk4held")
+    return store
 
 
 def _sql(store: Store, sql: str, params: tuple[Any, ...] = ()) -> None:
@@ -133,13 +128,19 @@ def test_an_import_binding_a_held_ark_withdrawn_is_refused_naming_its_line(store
         line["reason"] = "withdrawn"
     else:
         line |= {"tombstone_reason": "withdrawn", "tombstoned_at": "2026-11-29T00:00:00Z"}
+    _refused_as_line_2(store, line, f"{HELD} {REFUSED.format(status=status)}")
+
+
+def _refused_as_line_2(store: Store, line: dict[str, Any], said: str) -> None:
+    """An import of a good line and ``line`` is refused naming line 2 (``said`` begins its reason), and
+    nothing is written."""
     lines = [json.dumps({"text": f"ark:{NAAN}/fk4ok", "target": "https://example.org/ok"}), json.dumps(line)]
     before = tables(store)
     with pytest.raises(ImportRejectedError) as caught:
         store.import_jsonl(lines)
     [(number, why)] = caught.value.problems
     assert number == 2
-    assert why.startswith(f"{HELD} {REFUSED.format(status=status)}"), why
+    assert why.startswith(said), why
     assert tables(store) == before
 
 
@@ -165,13 +166,21 @@ def _line_of(lines: list[str], table: str, text: str) -> int:
     return next(n for n, line in enumerate(lines, 1) if f'"table":"{table}"' in line and text in line)
 
 
-def test_a_merge_restore_tombstoning_a_held_ark_is_refused(store: Store) -> None:
-    lines = _dump(lambda s: s.tombstone(HELD, "withdrawn"))
+@pytest.mark.parametrize(("write", "key", "said"), [
+    (lambda s: s.tombstone(HELD, "withdrawn"), HELD, f"{HELD} {REFUSED.format(status='tombstoned')}"),
+    (lambda s: s.bind(f"{HELD}/c", "https://example.org/c"), f"{HELD}/c",
+     f"{HELD}/c qualifies {HELD}, which is held: it is never bound public ("),
+], ids=["tombstoned", "qualifying"])  # fmt: skip
+def test_a_merge_restore_publishing_a_held_ark_is_refused(
+    store: Store, write: Callable[[Store], object], key: str, said: str
+) -> None:
+    """The dump's binding of the held ARK (tombstoned), or of an ARK qualifying it (public)."""
+    lines = _dump(write)
     before = tables(store)
     with pytest.raises(StoreError) as caught:
         store.restore(lines, merge=True)
-    assert caught.value.line == _line_of(lines, "bindings", f'"{HELD}"')
-    assert f"{HELD} {REFUSED.format(status='tombstoned')}" in str(caught.value)
+    assert caught.value.line == _line_of(lines, "bindings", f'"{key}"')
+    assert said in str(caught.value)
     assert tables(store) == before
 
 
@@ -255,25 +264,9 @@ def test_hold_refuses_an_ark_a_published_binding_qualifies(store: Store) -> None
 
 
 def test_an_import_publishing_an_ark_qualifying_a_held_one_is_refused(store: Store) -> None:
-    lines = [json.dumps({"text": f"ark:{NAAN}/fk4ok", "target": "https://example.org/ok"}),
-             json.dumps({"text": f"{HELD}.v2/c", "target": "https://example.org/h"})]  # fmt: skip
-    before = tables(store)
-    with pytest.raises(ImportRejectedError) as caught:
-        store.import_jsonl(lines)
-    [(number, why)] = caught.value.problems
-    assert number == 2
-    assert why.startswith(f"{HELD}/c.v2 qualifies {HELD}, which is held: it is never bound public ("), why
-    assert tables(store) == before
-
-
-def test_a_merge_restore_publishing_an_ark_qualifying_a_held_one_is_refused(store: Store) -> None:
-    lines = _dump(lambda s: s.bind(f"{HELD}/c", "https://example.org/c"))
-    before = tables(store)
-    with pytest.raises(StoreError) as caught:
-        store.restore(lines, merge=True)
-    assert caught.value.line == _line_of(lines, "bindings", f'"{HELD}/c"')
-    assert f"{HELD}/c qualifies {HELD}, which is held: it is never bound public (" in str(caught.value)
-    assert tables(store) == before
+    line = {"text": f"{HELD}.v2/c", "target": "https://example.org/h"}
+    said = f"{HELD}/c.v2 qualifies {HELD}, which is held: it is never bound public ("
+    _refused_as_line_2(store, line, said)
 
 
 def test_a_merge_restore_holding_an_ark_a_published_binding_qualifies_is_refused(store: Store) -> None:

@@ -11,7 +11,7 @@ import datetime as _dt
 import gzip
 import io
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,17 +34,6 @@ LAUGHS = (
 )
 #: The ARKs of the CSV and XML downloads (the ANVL one adds fk5-44 and fk561).
 ARKS = {"ark:99999/fk4gt78tq", "ark:99999/fk512", "ark:99999/fk537"}
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest) -> Iterator[Store]:
-    if request.param == "postgres":
-        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        url = new_url()
-    else:
-        url = "sqlite:///:memory:"
-    with open_store(url) as s:
-        yield s
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,17 +16,6 @@ from _importcheck import tables
 from pidkit import importers
 from pidkit.errors import StoreError
 from pidkit.store import Store, open_store
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest) -> Iterator[Store]:
-    if request.param == "postgres":
-        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        url = new_url()
-    else:
-        url = "sqlite:///:memory:"
-    with open_store(url) as s:
-        yield s
 
 
 def _line_of(lines: list[str], table: str, text: str = "") -> int:

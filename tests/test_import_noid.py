@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,17 +32,6 @@ SEQUENTIAL = DATA / "sequential"
 def _manifest(d: Path) -> dict[str, Any]:
     out: dict[str, Any] = json.loads((d / "manifest.json").read_text())
     return out
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest) -> Iterator[Store]:
-    if request.param == "postgres":
-        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        url = new_url()
-    else:
-        url = "sqlite:///:memory:"
-    with open_store(url) as s:
-        yield s
 
 
 @pytest.fixture

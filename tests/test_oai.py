@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,17 +41,6 @@ def schema(tmp_path_factory: pytest.TempPathFactory) -> xmlschema.XMLSchema:
         locations=[(NS["oai_dc"], str(SCHEMAS / "oai_dc.xsd")), (NS["erc"], str(erc))],
         allow="local",  # never fetched from the network: the vendored copies only
     )
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest) -> Iterator[Store]:
-    if request.param == "postgres":
-        new_url: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        url = new_url()
-    else:
-        url = "sqlite:///:memory:"
-    with open_store(url) as s:
-        yield s
 
 
 def seed(s: Store) -> None:
