@@ -820,12 +820,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         ``None``: a held ARK is never minted nor published, and neither is an ARK it contains."""
         if naan is None:
             return None
-        prefix = f"ark:{naan}/"
-        keys = _and_ancestors(key)
-        marks = ", ".join("?" * len(keys))
-        self._exec(cur, f"SELECT id FROM holds WHERE naan = ? AND id IN ({marks})",
-                   (naan, *(k[len(prefix) :] for k in keys)))  # fmt: skip
-        return _held_key(keys, {prefix + str(row[0]) for row in cur.fetchall()})
+        found = self._held_among(cur, naan, [(0, key)])
+        return found[0][2] if found else None
 
     def _published_at_or_under(self, cur: Cursor, naan: str, blade: str) -> tuple[str, str] | None:
         """The key and status of a published ARK binding (:func:`published`) of ``ark:NAAN/blade`` or of
