@@ -1,6 +1,7 @@
 """What a store's database holds besides its rows, as the database describes it: shared by the tests of
 the loads that drop indexes and make them again (a restore into an empty store, a big import into a store
-without bindings); the URL of a test's PostgreSQL schema; two writers at once, and a lock held elsewhere."""
+without bindings); the URL of a test's PostgreSQL schema; two writers at once, and a lock held elsewhere;
+SQL run under the store's interface, and the writes of an earlier build."""
 
 from __future__ import annotations
 
@@ -114,3 +115,23 @@ def held(url: str, statement: str, params: tuple[object, ...]) -> Iterator[None]
         pg.execute(statement, params)
         yield
         pg.rollback()
+
+
+def raw_sql(store: Any, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+    """Run SQL under the store's interface (test-only), in a write transaction; its rows, if any: a peek,
+    or a store an earlier version could have written."""
+    from pidkit.store.sql import SqlStore
+
+    assert isinstance(store, SqlStore)
+    with store._transaction(write=True) as cur:
+        store._exec(cur, sql, params)
+        return [tuple(r) for r in cur.fetchall()] if getattr(cur, "description", None) else []
+
+
+@contextlib.contextmanager
+def earlier_build() -> Iterator[None]:
+    """Write as pidkit did before 2026-11-29, when a published binding could be made reserved again
+    (its binding and history rows are what that build wrote)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("pidkit.store.sql.refuse_reserving_again", lambda *args: None)
+        yield

@@ -72,6 +72,16 @@ def test_delete_keeps_the_id_held(db: str) -> None:
     assert len(r.stderr.splitlines()) == 1
 
 
+def test_bind_never_reserves_a_published_ark_again(db: str) -> None:
+    assert run(db, "bind", "ark:99999/fk4p", "https://example.org/p").returncode == 0
+    r = run(db, "bind", "ark:99999/fk4p", "--reserved")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("pidkit: error: an identifier made public is never reserved again (withdraw it: "
+                        "unavailable, with a reason) in 'ark:99999/fk4p'\n")
+    r = run(db, "fetch", "ark:99999/fk4p", "--json")
+    assert json.loads(r.stdout)["status"] == "public"
+
+
 def test_history_lines_and_json(db: str) -> None:
     run(db, "bind", "ark:99999/fk4h", "https://example.org/1")
     run(db, "bind", "ark:99999/fk4h", "https://example.org/2")

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from _importcheck import tables
+from _schema import raw_sql
 from pidkit import importers
 from pidkit.errors import ConflictError, StoreError
 from pidkit.store import Store, open_store
-from pidkit.store.records import ImportRejectedError
-from pidkit.store.sql import SqlStore
+from pidkit.store.records import ImportRejectedError, ReservedAgainError
 
 NAAN = "99999"
 HELD = f"ark:{NAAN}/fk4held"
@@ -38,12 +38,6 @@ def store(store: Store) -> Store:
     store.add_hold(NAAN, "fk4held")
     return store
 
-
-def _sql(store: Store, sql: str, params: tuple[Any, ...] = ()) -> None:
-    """Run SQL under the interface (test-only): a store an earlier version could have written."""
-    assert isinstance(store, SqlStore)
-    with store._transaction(write=True) as cur:
-        store._exec(cur, sql, params)
 
 
 @pytest.mark.parametrize("status", ["public", "unavailable"])
@@ -219,11 +213,12 @@ def test_check_reports_a_held_ark_bound_withdrawn(store: Store, status: str) -> 
     reason = "reason" if status == "unavailable" else "tombstone_reason"
     stamp = ", tombstoned_at = updated" if status == "tombstoned" else ""
     sql = f"UPDATE bindings SET status = ?, {reason} = 'withdrawn'{stamp} WHERE key = ?"
-    _sql(store, sql, (status, HELD))
+    raw_sql(store, sql, (status, HELD))
     assert store.check() == [f"binding {HELD}: {status}, but its id is held"]
-    if status == "unavailable":  # put right as docs/persistence.md says
-        store.bind(HELD, status="reserved")
-        assert store.check() == []
+    if status == "unavailable":  # not put right by reserving it again: it was given out (docs/persistence.md)
+        with pytest.raises(ReservedAgainError):
+            store.bind(HELD, status="reserved")
+        assert store.check() == [f"binding {HELD}: {status}, but its id is held"]
 
 
 # -- the ARKs a held ARK contains (draft-kunze-ark-40 §2.5: an ARK with qualifiers is contained in the
@@ -286,7 +281,7 @@ def test_check_reports_a_published_ark_qualifying_a_held_one(store: Store) -> No
     """A store an earlier version wrote: it let ``X/c`` be bound public while ``X`` was held."""
     store.bind(f"{HELD}/c", "https://example.org/c", status="reserved")
     store.bind(f"{HELD}0", "https://example.org/longer")  # beside, not under: no problem
-    _sql(store, "UPDATE bindings SET status = 'public' WHERE key = ?", (f"{HELD}/c",))
+    raw_sql(store, "UPDATE bindings SET status = 'public' WHERE key = ?", (f"{HELD}/c",))
     assert store.check() == [f"binding {HELD}/c: public, but it qualifies {HELD}, which is held"]
 
 
@@ -302,8 +297,11 @@ def test_a_reserved_ark_a_published_binding_qualifies_is_not_deleted(store: Stor
         caught.value
     )
     assert tables(store) == before
-    store.bind(f"ark:{NAAN}/fk4x/c", status="reserved")  # the part reserved again: the deletion goes
-    assert store.delete("ark", f"ark:{NAAN}/fk4x").status == "reserved"
+    with pytest.raises(ReservedAgainError):  # the part stays given out, so X is never held
+        store.bind(f"ark:{NAAN}/fk4x/c", status="reserved")
+    store.bind(f"ark:{NAAN}/fk4y/c", None, status="reserved")  # a part never published: the deletion goes
+    store.bind(f"ark:{NAAN}/fk4y", None, status="reserved")
+    assert store.delete("ark", f"ark:{NAAN}/fk4y").status == "reserved"
     assert store.check() == []
 
 
@@ -311,7 +309,7 @@ def test_a_store_holding_a_tombstoned_held_ark_moves_as_docs_persistence_says(st
     """An earlier build let a held id be tombstoned: restore refuses the dump; with the id's holds line
     taken out and the header's count lowered, it is restored, check is clean, and the id stays taken."""
     store.bind(HELD, "https://example.org/h", status="reserved")
-    _sql(store, "UPDATE bindings SET status = 'tombstoned', tombstone_reason = 'withdrawn', "
+    raw_sql(store, "UPDATE bindings SET status = 'tombstoned', tombstone_reason = 'withdrawn', "
                 "tombstoned_at = updated WHERE key = ?", (HELD,))  # fmt: skip
     out = io.StringIO()
     store.dump(out)

@@ -9,22 +9,23 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from _schema import earlier_build, raw_sql
 from pidkit.errors import ConflictError, NotFoundError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import (
     BindingChange,
     ImportRejectedError,
     Principal,
+    ReservedAgainError,
+    Status,
     Store,
     change_from_patch,
     check_extra_name,
     open_store,
 )
-from pidkit.store.sql import SqlStore
 
 NAAN = "99999"
 ALICE = Principal.api_key("a1b2c3d4e5f60718")
@@ -46,13 +47,6 @@ def store(url: str) -> Iterator[Store]:
     assert s.check() == []  # every test leaves a consistent store
     s.close()
 
-
-def _sql(store: Store, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Run SQL under the interface (test-only), in a write transaction."""
-    assert isinstance(store, SqlStore)
-    with store._transaction(write=True) as cur:
-        store._exec(cur, sql, params)
-        return list(cur.fetchall()) if getattr(cur, "description", None) else []
 
 
 # -- history --------------------------------------------------------------------------------------------
@@ -104,10 +98,10 @@ def test_history_is_append_only_in_the_database(store: Store) -> None:
     store.bind("ark:99999/fk4ap", "https://example.org/ap")
     for sql in ("UPDATE history SET principal = 'x'", "DELETE FROM history"):
         with pytest.raises(Exception, match="append-only"):
-            _sql(store, sql)
+            raw_sql(store, sql)
     if store.backend == "postgresql":
         with pytest.raises(Exception, match="append-only"):
-            _sql(store, "TRUNCATE history")
+            raw_sql(store, "TRUNCATE history")
     assert [r.operation for r in store.history("ark", "ark:99999/fk4ap")] == ["create"]
 
 
@@ -157,18 +151,90 @@ def test_only_reserved_ids_never_published_can_be_deleted(store: Store) -> None:
     store.bind("ark:99999/fk4p", "https://example.org/p")
     with pytest.raises(ConflictError, match="this one is public"):
         store.delete("ark", "ark:99999/fk4p")
-    store.bind("ark:99999/fk4p", status="reserved")  # public once: stays undeletable
+    # a store an earlier build wrote: public once, then reserved again — stays undeletable
+    with earlier_build():
+        store.bind("ark:99999/fk4p", status="reserved")
     with pytest.raises(ConflictError, match="was published"):
         store.delete("ark", "ark:99999/fk4p")
     # unavailable is published too (410 with its reason, to anyone): a review found it deletable once
     # reserved again, and the id then held
     store.bind("ark:99999/fk4w", None, status="reserved")
     store.bind("ark:99999/fk4w", "https://example.org/w", status="unavailable", reason="withdrawn")
-    store.bind("ark:99999/fk4w", status="reserved")
+    with earlier_build():
+        store.bind("ark:99999/fk4w", status="reserved")
     with pytest.raises(ConflictError, match=r"this one is reserved, and was published"):
         store.delete("ark", "ark:99999/fk4w")
     store.bind_id("uuid", "2d9f3c64-0a4e-4b8e-9e0e-3f4a5b6c7d8e", None, status="reserved")
     assert store.delete("uuid", "2D9F3C64-0A4E-4B8E-9E0E-3F4A5B6C7D8E").kind == "uuid"
+    assert [p.split(":")[1] for p in store.check()] == ["99999/fk4p", "99999/fk4w"]
+    store.bind("ark:99999/fk4p", status="public")  # put right as check says
+    store.bind("ark:99999/fk4w", status="unavailable", reason="withdrawn")
+
+
+@pytest.mark.parametrize("published", ["public", "unavailable"])
+def test_a_published_binding_is_never_reserved_again(store: Store, published: Status) -> None:
+    """EZID's rule, the store's: once given out, an id answers for ever (its target, or 410 with a
+    reason); reserved, it would answer 404 as if it never existed.  Refused for every kind, with a change
+    of other fields too, and nothing is written."""
+    ark, uuid = "ark:99999/fk4r", "2d9f3c64-0a4e-4b8e-9e0e-3f4a5b6c7d8e"
+    reason = "withdrawn" if published == "unavailable" else None
+    store.bind(ark, None, status="reserved")
+    store.bind(ark, "https://example.org/r", status=published, reason=reason)  # reserved → published: fine
+    store.bind_id("uuid", uuid, "https://example.org/u", status=published, reason=reason)
+    before = store.get_binding(ark), store.history("ark", ark), store.history("uuid", uuid)
+    with pytest.raises(ReservedAgainError, match=r"never reserved again .* in 'ark:99999/fk4r'"):
+        store.bind(ark, "https://example.org/other", status="reserved")
+    with pytest.raises(ReservedAgainError, match="in 'ark:99999/fk4-r'"):  # named as given
+        store.change("ark", "ark:99999/fk4-r", change_from_patch({"status": "reserved"}))
+    with pytest.raises(ReservedAgainError):
+        store.bind_id("uuid", uuid, status="reserved")
+    assert (store.get_binding(ark), store.history("ark", ark), store.history("uuid", uuid)) == before
+    assert store.bind(ark, status="public", reason=None).status == "public"  # still free to publish
+    assert store.check() == []
+
+
+def test_a_reserved_binding_stays_reservable_until_published(store: Store) -> None:
+    store.bind("ark:99999/fk4s", None, status="reserved")
+    b = store.bind("ark:99999/fk4s", "https://example.org/s", status="reserved")  # reserved → reserved
+    assert (b.status, b.target) == ("reserved", "https://example.org/s")
+
+
+def test_an_import_never_reserves_a_published_binding_again(store: Store) -> None:
+    """A line (whole, or ``--update``'s partial one) that would make a published binding reserved
+    is refused, naming its line and the ARK, and nothing of the import stays: whether the binding was
+    published before the import or by an earlier line of it."""
+    store.bind("ark:99999/fk4i", "https://example.org/i")
+    history = store.history("ark", "ark:99999/fk4i")
+    whole = json.dumps({"text": "ark:99999/fk4i", "status": "reserved"})
+    with pytest.raises(ImportRejectedError) as caught:
+        store.import_jsonl([whole])
+    assert caught.value.problems == ((1, "an identifier made public is never reserved again (withdraw it: "
+                                         "unavailable, with a reason) in 'ark:99999/fk4i'"),)
+    with pytest.raises(ImportRejectedError) as caught:
+        store.import_jsonl(["", json.dumps({"text": "ark:99999/fk4-i", "status": "reserved"})], update=True)
+    assert [n for n, _ in caught.value.problems] == [2]
+    assert "never reserved again" in caught.value.problems[0][1]
+    lines = [json.dumps({"text": "ark:99999/fk4j", "target": "https://example.org/j"}),
+             json.dumps({"text": "ark:99999/fk4j", "status": "reserved"})]
+    with pytest.raises(ImportRejectedError) as caught:
+        store.import_jsonl(lines)
+    assert [n for n, _ in caught.value.problems] == [2]
+    assert store.get_binding("ark:99999/fk4j") is None
+    b = store.get_binding("ark:99999/fk4i")
+    assert b is not None and b.status == "public"
+    assert store.history("ark", "ark:99999/fk4i") == history
+
+
+def test_check_reports_a_binding_an_earlier_build_reserved_again(store: Store) -> None:
+    """``check`` names each binding reserved after it was published, until it is published again."""
+    store.bind("ark:99999/fk4k", "https://example.org/k")
+    with earlier_build():
+        store.bind("ark:99999/fk4k", status="reserved")
+    assert store.check() == ["binding ark ark:99999/fk4k: reserved again after it was published (it answers "
+                             "404 where it answered before: make it public again, or unavailable with a "
+                             "reason)"]
+    store.bind("ark:99999/fk4k", status="public")
+    assert store.check() == []
 
 
 # -- partial updates and extra metadata -----------------------------------------------------------------
@@ -267,14 +333,14 @@ def test_check_lists_every_problem(store: Store) -> None:
     minted = store.mint("m", 3)
     key, _ = store.create_api_key(NAAN)
     assert store.check() == []
-    _sql(store, "UPDATE minters SET counter = 1 WHERE name = 'm'")
+    raw_sql(store, "UPDATE minters SET counter = 1 WHERE name = 'm'")
     blade = minted[0][len("ark:99999/"):]
-    _sql(store, "INSERT INTO holds (naan, id, created) VALUES (?, ?, ?)", (NAAN, blade, "x"))
+    raw_sql(store, "INSERT INTO holds (naan, id, created) VALUES (?, ?, ?)", (NAAN, blade, "x"))
     # a public binding of the held id, written under the interface (so without history)
-    _sql(store, "INSERT INTO bindings (kind, key, text, target, status, naan, shoulder, created, updated) "
+    raw_sql(store, "INSERT INTO bindings (kind, key, text, target, status, naan, shoulder, created, updated) "
                 "VALUES ('ark', ?, ?, 'https://example.org/h', 'public', ?, 'fk4', 'x', 'x')",
          (minted[0], minted[0], NAAN))
-    _sql(store, "UPDATE api_keys SET secret_hash = 'not-a-hash' WHERE key_id = ?", (key.key_id,))
+    raw_sql(store, "UPDATE api_keys SET secret_hash = 'not-a-hash' WHERE key_id = ?", (key.key_id,))
     problems = store.check()
     assert any("minter m: counter 1, but position 2" in p for p in problems)
     assert any("minter m: 3 ids minted, more than its counter 1" in p for p in problems)
@@ -283,15 +349,15 @@ def test_check_lists_every_problem(store: Store) -> None:
     assert f"binding ark {minted[0]}: no history" in problems
     assert len(store.check(limit=2)) == 3
     # leave the store consistent for the fixture's own check
-    _sql(store, "UPDATE minters SET counter = 3 WHERE name = 'm'")
-    _sql(store, "DELETE FROM bindings WHERE key = ?", (minted[0],))
-    _sql(store, "UPDATE api_keys SET secret_hash = ? WHERE key_id = ?", ("0" * 64, key.key_id))
+    raw_sql(store, "UPDATE minters SET counter = 3 WHERE name = 'm'")
+    raw_sql(store, "DELETE FROM bindings WHERE key = ?", (minted[0],))
+    raw_sql(store, "UPDATE api_keys SET secret_hash = ? WHERE key_id = ?", ("0" * 64, key.key_id))
 
 
 # -- migrations ------------------------------------------------------------------------------------------
 def test_a_store_newer_than_the_code_is_refused(url: str) -> None:
     with open_store(url) as s:
-        _sql(s, "INSERT INTO schema_version (version, name, applied) VALUES (99, 'future', 'x')")
+        raw_sql(s, "INSERT INTO schema_version (version, name, applied) VALUES (99, 'future', 'x')")
     with pytest.raises(StoreError, match="schema version 99, newer than this pidkit knows"):
         open_store(url)
 

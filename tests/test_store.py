@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _schema import held
+from _schema import held, raw_sql
 from pidkit.errors import (
     ArkError,
     ConflictError,
@@ -32,7 +32,7 @@ from pidkit.errors import (
     StoreError,
 )
 from pidkit.noid import Minter
-from pidkit.store import Erc, ImportRejectedError, Store, open_store
+from pidkit.store import Erc, ImportRejectedError, ReservedAgainError, Store, open_store
 from pidkit.store.migrations import load as load_migrations
 from pidkit.store.sql import SqlStore
 from pidkit.store.sqlite import SqliteStore, StoreFileChangedError
@@ -73,13 +73,6 @@ def store(url: str) -> Iterator[Store]:
     s.close()
 
 
-def _raw(store: Store, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
-    """Read the database directly (test-only peek under the interface)."""
-    assert isinstance(store, SqlStore)
-    with store._transaction(write=False) as cur:
-        store._exec(cur, sql, params)
-        return [tuple(r) for r in cur.fetchall()]
-
 
 # -- migrations --------------------------------------------------------------------------------------
 
@@ -87,7 +80,7 @@ def _raw(store: Store, sql: str, params: tuple[object, ...] = ()) -> list[tuple[
 def test_fresh_store_is_at_latest_schema(url: str) -> None:
     with open_store(url) as s:
         assert s.schema_version() == LATEST
-        rows = _raw(s, "SELECT version FROM schema_version ORDER BY version")
+        rows = raw_sql(s, "SELECT version FROM schema_version ORDER BY version")
     assert [r[0] for r in rows] == [m.version for m in load_migrations()]  # every one shipped, no more
 
 
@@ -114,7 +107,7 @@ def _plan(store: Store, sql: str, params: tuple[object, ...]) -> str:
     """The plan the database makes for ``sql`` (PostgreSQL: told not to read the table whole, so that
     on a small table it still shows which index would give the order)."""
     if store.backend == "sqlite":
-        return " ".join(str(r[-1]) for r in _raw(store, "EXPLAIN QUERY PLAN " + sql, params))
+        return " ".join(str(r[-1]) for r in raw_sql(store, "EXPLAIN QUERY PLAN " + sql, params))
     assert isinstance(store, SqlStore)
     with store._transaction(write=False) as cur:
         cur.execute("SET LOCAL enable_seqscan = off")
@@ -140,14 +133,14 @@ def test_the_changes_index_serves_list_changed(url: str) -> None:
             assert "bindings_by_updated" in plan, plan
             assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
         if s.backend == "sqlite":
-            names = _raw(s, "SELECT name FROM sqlite_master WHERE type = 'index'")
+            names = raw_sql(s, "SELECT name FROM sqlite_master WHERE type = 'index'")
         else:
-            names = _raw(s, "SELECT indexname FROM pg_indexes WHERE tablename = 'bindings' "
+            names = raw_sql(s, "SELECT indexname FROM pg_indexes WHERE tablename = 'bindings' "
                             "AND schemaname = current_schema()")
         assert ("bindings_by_update",) not in names and ("bindings_by_updated",) in names
-        assert _raw(s, "SELECT name FROM schema_version WHERE version = 5") == [("changes_index",)]
-        assert _raw(s, "SELECT name FROM schema_version WHERE version = 8") == [("leaner_indexes",)]
-        assert _raw(s, "SELECT name FROM schema_version WHERE version = 9") == [("code_point_order",)]
+        assert raw_sql(s, "SELECT name FROM schema_version WHERE version = 5") == [("changes_index",)]
+        assert raw_sql(s, "SELECT name FROM schema_version WHERE version = 8") == [("leaner_indexes",)]
+        assert raw_sql(s, "SELECT name FROM schema_version WHERE version = 9") == [("code_point_order",)]
 
 
 def test_lists_order_keys_by_code_point_whatever_the_collation(postgres_url: str) -> None:
@@ -213,7 +206,7 @@ def test_reopen_keeps_data_and_does_not_migrate_again(url: str) -> None:
     with open_store(url) as s:
         assert s.schema_version() == LATEST
         assert s.get_naan("12345").name == "Kept"
-        assert len(_raw(s, "SELECT version FROM schema_version")) == len(load_migrations())
+        assert len(raw_sql(s, "SELECT version FROM schema_version")) == len(load_migrations())
 
 
 def test_bad_url() -> None:
@@ -731,7 +724,7 @@ def test_import_many_lines(store: Store) -> None:
     lines = [json.dumps({"text": f"ark:99999/fk4m{i}", "target": f"https://e.org/{i}"}) for i in range(n)]
     report = store.import_jsonl(lines)
     assert (report.lines, report.created, report.updated) == (n, n, 0)
-    assert _raw(store, "SELECT COUNT(*) FROM bindings") == [(n,)]
+    assert raw_sql(store, "SELECT COUNT(*) FROM bindings") == [(n,)]
     b = store.get_binding("ark:99999/fk4m12345")
     assert b is not None and b.target == "https://e.org/12345"
     store.tombstone("ark:99999/fk4m777", "gone")
@@ -798,11 +791,11 @@ def test_api_keys(store: Store) -> None:
     key, secret = store.create_api_key(NAAN, "fk4", label="ci")
     assert secret.startswith(f"pk_{key.key_id}_")
     assert (key.naan, key.shoulder, key.label, key.revoked) == (NAAN, "fk4", "ci", False)
-    stored = _raw(store, "SELECT secret_hash FROM api_keys WHERE key_id = ?", (key.key_id,))
+    stored = raw_sql(store, "SELECT secret_hash FROM api_keys WHERE key_id = ?", (key.key_id,))
     import hashlib
 
     assert stored == [(hashlib.sha256(secret.encode()).hexdigest(),)]
-    dump = repr(_raw(store, "SELECT * FROM api_keys"))
+    dump = repr(raw_sql(store, "SELECT * FROM api_keys"))
     assert secret not in dump
     assert secret.split("_", 2)[2] not in dump  # the random part may itself hold "_"
     assert store.verify_api_key(secret) == key
@@ -862,7 +855,7 @@ def test_multi_process_minting(url: str) -> None:
     assert len(reported) == 8000
     assert len(set(reported)) == 8000
     with open_store(url) as s:
-        minted = {f"ark:{NAAN}/{r[0]}" for r in _raw(s, "SELECT id FROM minted WHERE minter = ?", ("m",))}
+        minted = {f"ark:{NAAN}/{r[0]}" for r in raw_sql(s, "SELECT id FROM minted WHERE minter = ?", ("m",))}
         assert set(reported) == minted
         assert s.get_minter("m").counter == 8000
 
@@ -878,7 +871,7 @@ def test_concurrent_first_open_migrates_once(backend: Callable[[], str]) -> None
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
     with open_store(url) as s:
-        assert len(_raw(s, "SELECT version FROM schema_version")) == len(load_migrations())
+        assert len(raw_sql(s, "SELECT version FROM schema_version")) == len(load_migrations())
 
 
 def test_a_store_at_the_current_schema_opens_beside_a_writer(url: str) -> None:
@@ -915,8 +908,8 @@ def test_first_open_waits_for_a_rollback_mode_writer(tmp_path: Path) -> None:
         start = time.monotonic()
         with SqliteStore(path) as s:
             assert time.monotonic() - start >= 0.2  # it waited for the writer, and then it opened
-            assert _raw(s, "PRAGMA journal_mode") == [("wal",)]
-            assert len(_raw(s, "SELECT version FROM schema_version")) == len(load_migrations())
+            assert raw_sql(s, "PRAGMA journal_mode") == [("wal",)]
+            assert len(raw_sql(s, "SELECT version FROM schema_version")) == len(load_migrations())
     finally:
         release.join()
         other.close()
@@ -990,8 +983,9 @@ def test_reserved_stays_reserved_unless_named(store: Store) -> None:
     with pytest.raises(StoreError, match="needs a target"):  # clearing the target of a public binding
         store.bind("ark:99999/fk4p2", "")
     assert store.get_binding("ark:99999/fk4p2") == b  # rolled back
-    b = store.bind("ark:99999/fk4p2", "", status="reserved")
-    assert (b.status, b.target) == ("reserved", None)
+    with pytest.raises(ReservedAgainError, match="never reserved again"):  # once public: for ever published
+        store.bind("ark:99999/fk4p2", "", status="reserved")
+    assert store.get_binding("ark:99999/fk4p2") == b
 
 
 def test_unknown_erc_element_refused(store: Store) -> None:

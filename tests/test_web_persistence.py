@@ -46,6 +46,25 @@ def test_unavailable_info_answers_and_public_again_redirects(client: TestClient,
     assert client.get(f"/{ARK}", follow_redirects=False).status_code == 302
 
 
+@pytest.mark.parametrize("withdrawn", [False, True], ids=["public", "unavailable"])
+def test_a_published_ark_is_never_reserved_again(client: TestClient, seeded: Seeded, withdrawn: bool) -> None:
+    """PATCH and PUT alike answer 409 naming the ARK; the ARK still answers as before (EZID's rule)."""
+    if withdrawn:
+        _withdraw(client, seeded)
+    before = client.get(f"/{ARK}", follow_redirects=False).status_code
+    r = client.patch("/api/v1/bindings", params={"ark": ARK}, json={"status": "reserved"},
+                     headers=auth(seeded.key))
+    assert r.status_code == 409
+    assert r.json()["error"]["message"].startswith("an identifier made public is never reserved again")
+    assert ARK in r.json()["error"]["message"]
+    body = {"ark": ARK, "target": "https://example.org/new", "status": "reserved"}
+    r = client.put("/api/v1/bindings", json=body, headers=auth(seeded.key))
+    assert r.status_code == 409 and "never reserved again" in r.json()["error"]["message"]
+    assert client.get(f"/{ARK}", follow_redirects=False).status_code == before == (410 if withdrawn else 302)
+    b = seeded.store.get_binding(ARK)
+    assert b is not None and b.target != "https://example.org/new"
+
+
 def test_unavailable_other_id_is_410(client: TestClient, seeded: Seeded) -> None:
     seeded.store.bind_id("tid", "3jzfcijpj2z2a", status="unavailable", reason="moved away")
     r = client.get("/id/3jzfcijpj2z2a", headers={"Accept": "application/json"}, follow_redirects=False)

@@ -158,7 +158,8 @@ def register(sub: Subparsers) -> None:
     )
     status = p.add_mutually_exclusive_group()
     status.add_argument(
-        "--reserved", dest="status", action="store_const", const="reserved", help="reserve (no redirect yet)"
+        "--reserved", dest="status", action="store_const", const="reserved",
+        help="reserve (no redirect yet); a binding once public or unavailable is never reserved again",
     )
     status.add_argument(
         "--public", dest="status", action="store_const", const="public",

@@ -345,14 +345,15 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def change(
         self, kind: str, value: str, change: BindingChange, *, force: bool = False,
-        principal: Principal | None = None, only_new: bool = False, never_reserve: bool = False,
+        principal: Principal | None = None, only_new: bool = False,
     ) -> Binding:
         """Apply a partial change (:class:`~pidkit.store.changes.BindingChange`, e.g. from a JSON merge
         patch) to the binding of ``value`` read as ``kind`` — what :meth:`bind` and :meth:`bind_id` do.
         ``only_new``: create only — :class:`~pidkit.errors.ConflictError` if the id is bound already,
         decided inside the write transaction (two concurrent creates: one wins, the other is refused).
-        ``never_reserve``: :class:`~pidkit.errors.ConflictError` if the change would make a binding that
-        is not reserved (published once) reserved again — EZID's rule, decided on the stored row."""
+        A change that would make a published binding reserved again is a
+        :class:`~pidkit.errors.ConflictError` (:func:`~pidkit.store.records.refuse_reserving_again`,
+        decided on the stored row), whatever the caller."""
 
     @abc.abstractmethod
     def delete(self, kind: str, value: str, *, principal: Principal | None = None) -> Binding:
@@ -373,9 +374,9 @@ class Store(abc.ABC):
     def check(self, *, limit: int = 1000) -> list[str]:
         """The store's integrity problems, one line each (none: ``[]``): a minter's counter not past
         every position in its minted log, minted ids of no minter (but an import's, :data:`IMPORTED`), a
-        published binding (public, unavailable, tombstoned) of a held id, an API key hash that is not a
-        SHA-256 hex digest, a binding without history, a status without its target or reason, malformed
-        extra metadata."""
+        published binding (public, unavailable, tombstoned) of a held id, a binding reserved again after
+        it was published (earlier builds allowed it), an API key hash that is not a SHA-256 hex digest,
+        a binding without history, a status without its target or reason, malformed extra metadata."""
 
     @abc.abstractmethod
     def list_overrides(self, ark: str | None = None) -> list[Override]:

@@ -57,6 +57,7 @@ __all__ = [
     "ezid_change",
     "ezid_id",
     "read_status",
+    "reserved_again",
     "status_text",
 ]
 
@@ -165,13 +166,24 @@ def binding_elements(b: Binding, owner: str | None) -> list[tuple[str, str]]:
     return out
 
 
+def reserved_again(value: str = "reserved") -> EzidElementError:
+    """EZID's answer to a ``_status: value`` that would make a published identifier reserved again (the
+    store's rule: :func:`~pidkit.store.records.refuse_reserving_again`).
+
+    >>> str(reserved_again()).split(": ", 1)[1]
+    "invalid transition: an identifier made public is never reserved again in 'reserved'"
+    """
+    return EzidElementError(
+        "_status", "invalid transition: an identifier made public is never reserved again", value
+    )
+
+
 def _status_change(value: str, before: Binding | None) -> tuple[str, str | None]:
     """The status (and reason) ``_status: value`` sets, by EZID's transitions: ``reserved`` only at
     creation (or kept while reserved); reserved → public / unavailable; public ↔ unavailable."""
     status, reason = read_status(value)
     if before is not None and status == "reserved" and published(before.status):
-        raise EzidElementError("_status", "invalid transition: an identifier made public is never reserved "
-                               "again", value)
+        raise reserved_again(value)
     if status == "unavailable" and reason is None:
         reason = before.reason if before is not None and before.reason else NO_REASON
     return status, reason

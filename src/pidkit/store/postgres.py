@@ -47,7 +47,7 @@ from .jsonl import ImportRow
 from .keys import QUALIFIED_HIGH, QUALIFIED_LOW, ArkKey
 from .records import UNPUBLISHED, Binding
 from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
-from .sql import _IMPORTED_TABLES, Cursor, SqlStore, union_of
+from .sql import _IMPORTED_TABLES, Cursor, SqlStore, _Query, union_of
 from .urls import redact_url
 
 try:
@@ -474,17 +474,17 @@ class PostgresStore(SqlStore):
                 statement.close()
 
     @contextmanager
-    def _dump_reader(self) -> Iterator[Callable[[str], Iterator[Any]]]:
+    def _dump_reader(self) -> Iterator[_Query]:
         """One ``REPEATABLE READ`` read-only transaction (every query sees the same snapshot); each query
         streams through a server-side cursor, so memory stays flat however large the table."""
         with self._pool.connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             names = iter(range(1 << 62))
 
-            def query(sql: str) -> Iterator[Any]:
+            def query(sql: str, params: Sequence[Any] = ()) -> Iterator[Any]:
                 with conn.cursor(name=f"pidkit_dump_{next(names)}") as cur:
                     cur.itersize = 2000
-                    cur.execute(sql)
+                    cur.execute(self._q(sql) if params else sql, tuple(params))
                     yield from cur
 
             yield query

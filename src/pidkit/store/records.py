@@ -41,6 +41,7 @@ __all__ = [
     "NotOwnerError",
     "Override",
     "Principal",
+    "ReservedAgainError",
     "Resolution",
     "RestoreReport",
     "Scope",
@@ -51,6 +52,7 @@ __all__ = [
     "check_text",
     "erc_changes",
     "published",
+    "refuse_reserving_again",
 ]
 
 #: The id kinds a binding can hold (the ``kind`` column).
@@ -77,6 +79,26 @@ def published(status: str) -> bool:
     ['public', 'unavailable', 'tombstoned']
     """
     return status != UNPUBLISHED
+
+
+def refuse_reserving_again(before: str | None, after: str, text: str) -> None:
+    """Refuse (:class:`ReservedAgainError`, a :class:`~pidkit.errors.ConflictError`, naming ``text``)
+    a change of a binding of status ``before`` (``None``: not bound yet) to ``after`` that would make a
+    published id reserved again.
+    Once an id has been given out it answers for ever — with its target, or 410 with a reason — and a
+    reserved one answers 404, as if it had never existed (EZID: "a status of reserved may be specified
+    only at identifier creation time"; withdrawing it is ``unavailable``, with a reason).
+
+    >>> refuse_reserving_again("reserved", "public", "ark:99999/fk4x")
+    >>> refuse_reserving_again("public", "reserved", "ark:99999/fk4x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pidkit.store.records.ReservedAgainError: an identifier made public is never reserved again ...
+    """
+    if before is not None and published(before) and not published(after):
+        raise ReservedAgainError(
+            "an identifier made public is never reserved again (withdraw it: unavailable, with a reason)",
+            text=text,
+        )
 
 #: ERC "value unavailable" code, shown for an empty element.
 ERC_UNAVAILABLE: Final = UNAVAILABLE
@@ -738,6 +760,15 @@ class AlreadyBoundError(ConflictError):
     """A create (:meth:`Store.change` with ``only_new``) of an id that is bound already: nothing written.
 
     >>> isinstance(AlreadyBoundError("already bound"), ConflictError)
+    True
+    """
+
+
+class ReservedAgainError(ConflictError):
+    """A change that would make a published binding reserved again
+    (:func:`refuse_reserving_again`): nothing written.
+
+    >>> isinstance(ReservedAgainError("never reserved again"), ConflictError)
     True
     """
 

@@ -76,6 +76,7 @@ from .records import (
     check_extra_name,
     check_text,
     published,
+    refuse_reserving_again,
 )
 from .rows import (
     API_KEY_COLS,
@@ -124,6 +125,20 @@ _IMPORT_CHUNK: Final = 5000
 #: restore loads an empty store (:meth:`SqlStore._load_empty`).
 _IMPORTED_TABLES: Final = ("bindings", "history")
 _ALL_TABLES: Final = tuple(t.name for t in TABLES)
+
+
+#: A history row ``h`` that shows its binding published (:func:`published`) after it, with its
+#: parameters :data:`_PUBLISHED_MARKS` (a pattern of its ``before`` or ``after`` JSON: written compact with
+#: sorted keys, so a status reads ``"status":"public"``).
+_PUBLISHED_MARKS: Final = tuple(f'%"status":"{s}"%' for s in STATUSES if published(s))
+_SHOWN_PUBLISHED: Final = "(" + " OR ".join("h.after LIKE ?" for _ in _PUBLISHED_MARKS) + ")"
+
+
+class _Query(Protocol):
+    """Runs one statement (``?`` placeholders, its parameters) of a snapshot and streams its rows
+    (:meth:`SqlStore._dump_reader`)."""
+
+    def __call__(self, sql: str, params: Sequence[Any] = ...) -> Iterator[Any]: ...
 
 
 class _DryRunDoneError(Exception):
@@ -863,7 +878,6 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         force: bool = False,
         principal: Principal | None = None,
         only_new: bool = False,
-        never_reserve: bool = False,
     ) -> Binding:
         """Create or partially update one binding (see :meth:`Store.bind`): in one write transaction,
         the stored row is read (and locked), :func:`~pidkit.store.changes.apply_change` decides the new
@@ -886,9 +900,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 raise AlreadyBoundError("already bound (a create never changes an existing binding)",
                                         text=text)
             after = apply_change(before, start, change, stamp)
-            reserving = before is not None and published(before.status) and not published(after.status)
-            if never_reserve and reserving:
-                raise ConflictError("an identifier made public is never reserved again", text=text)
+            refuse_reserving_again(before.status if before else None, after.status, text)
             if before is not None and after == dataclasses.replace(before, updated=stamp):
                 return before
             if published(after.status) and kind == "ark" and (held := self._held(cur, naan, key)):
@@ -959,17 +971,15 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         force: bool = False,
         principal: Principal | None = None,
         only_new: bool = False,
-        never_reserve: bool = False,
     ) -> Binding:
         """Apply a partial change to the binding of ``value`` read as ``kind``."""
         if kind == "ark":
             k = ark_key(_lookup(value))
             return self._change("ark", k.key, value, change, naan=k.naan, shoulder=k.shoulder, force=force,
-                                principal=principal, only_new=only_new,
-                                never_reserve=never_reserve)  # fmt: skip
+                                principal=principal, only_new=only_new)  # fmt: skip
         key = canonical(kind, _lookup(value))
         return self._change(kind, key, value, change, naan=None, shoulder=None, principal=principal,
-                            only_new=only_new, never_reserve=never_reserve)  # fmt: skip
+                            only_new=only_new)  # fmt: skip
 
     def bind_id(
         self,
@@ -1028,15 +1038,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
 
     def _was_published(self, cur: Cursor, kind: str, key: str) -> bool:
         """True if the history shows the binding published (:func:`published`: public, unavailable) at
-        some time (its rows' JSON is written compact with sorted keys, so a status reads
-        ``"status":"public"``)."""
-        shown = [f'%"status":"{s}"%' for s in STATUSES if published(s)]
-        self._exec(
-            cur,
-            "SELECT 1 FROM history WHERE kind = ? AND key = ? AND ("
-            + " OR ".join("after LIKE ?" for _ in shown) + ") LIMIT 1",
-            (kind, key, *shown),
-        )
+        some time (:data:`_SHOWN_PUBLISHED`)."""
+        sql = f"SELECT 1 FROM history h WHERE h.kind = ? AND h.key = ? AND {_SHOWN_PUBLISHED} LIMIT 1"
+        self._exec(cur, sql, (kind, key, *_PUBLISHED_MARKS))
         return cur.fetchone() is not None
 
     def _select_keys(self, cur: Cursor, pairs: Sequence[tuple[str, str]]) -> list[Binding]:
@@ -1372,6 +1376,11 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     if row.status != "tombstoned":
                         problems.append((number, f"{row.key} is tombstoned in the store; not rebound"))
                     continue
+            try:
+                refuse_reserving_again(existing.status if existing else None, row.status, row.key)
+            except ConflictError as exc:
+                problems.append((number, str(exc)))
+                continue
             if owner is not None and row.kind != "ark":
                 row = ImportRow.of(dataclasses.replace(row.binding, naan=owner))
             if existing is None and row.kind == "ark" and row.naan is not None:
@@ -1557,16 +1566,17 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         raise ImportRejectedError(problems or [(writes[0][0], "bindings changed during the import")])
 
     # -- dump and restore -----------------------------------------------------------------------------
-    def _dump_reader(self) -> AbstractContextManager[Callable[[str], Iterator[Any]]]:
-        """A function that runs one query and streams its rows, every query reading one snapshot."""
+    def _dump_reader(self) -> AbstractContextManager[_Query]:
+        """A function that runs one query (its parameters) and streams its rows, every query reading one
+        snapshot."""
         return self._plain_dump_reader()
 
     @contextmanager
-    def _plain_dump_reader(self) -> Iterator[Callable[[str], Iterator[Any]]]:
+    def _plain_dump_reader(self) -> Iterator[_Query]:
         with self._transaction(write=False) as cur:
 
-            def query(sql: str) -> Iterator[Any]:
-                self._exec(cur, sql)
+            def query(sql: str, params: Sequence[Any] = ()) -> Iterator[Any]:
+                self._exec(cur, sql, params)
                 while rows := cur.fetchmany(_CHUNK):
                     yield from rows
 
@@ -1802,6 +1812,16 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             for key, status, held_key in sorted(query(sql)):
                 problems.append(f"binding {key}: {status}, but " + (
                     "its id is held" if key == held_key else f"it qualifies {held_key}, which is held"))
+            # Reserved again after it was published (an earlier build allowed it), by a change this store
+            # made or a dump restored: it answers 404 where it answered before.  A few rows, sorted here.
+            made = " OR ".join("h.before LIKE ?" for _ in _PUBLISHED_MARKS)
+            sql = ("SELECT b.kind, b.key FROM bindings b WHERE b.status = ? AND EXISTS (SELECT 1 FROM "
+                   f"history h WHERE h.kind = b.kind AND h.key = b.key AND h.after LIKE ? AND ({made}))")
+            reserved = f'%"status":"{UNPUBLISHED}"%'
+            for kind, key in sorted(query(sql, (UNPUBLISHED, reserved, *_PUBLISHED_MARKS))):
+                problems.append(f"binding {kind} {key}: reserved again after it was published (it answers "
+                                "404 where it answered before: make it public again, or unavailable with a "
+                                "reason)")
             for key_id, digest in query("SELECT key_id, secret_hash FROM api_keys ORDER BY key_id"):
                 if not _HASH.fullmatch(str(digest)):
                     problems.append(f"API key {key_id}: secret_hash is not a SHA-256 hex digest")

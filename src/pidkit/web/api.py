@@ -260,7 +260,7 @@ _ERRORS: Final[dict[int | str, dict[str, Any]]] = {
         (401, "missing or unknown API key"),
         (403, "the API key does not cover this NAAN / shoulder"),
         (404, "not found"),
-        (409, "conflict (tombstoned, exhausted)"),
+        (409, "conflict (tombstoned, exhausted, a published binding reserved again)"),
         (413, "request body too large"),
         (422, "invalid request (the error names the field)"),
         (503, "store unavailable; retry"),
@@ -335,7 +335,9 @@ def mint(request: Request, body: MintIn, key: Annotated[ApiKey, Depends(api_key)
 
 @router.put("/bindings", response_model=BindingOut, responses={**_ERRORS, 201: {"model": BindingOut}})
 def put_binding(request: Request, body: BindingIn, key: Annotated[ApiKey, Depends(api_key)]) -> Response:
-    """Create (201) or update (200) the binding of an ARK; its target must be an http(s) URL."""
+    """Create (201) or update (200) the binding of an ARK; its target must be an http(s) URL.  409 if it
+    is tombstoned, or if the update would make a published binding (public or unavailable) reserved
+    again."""
     ark = _parse_ark(body.ark, "ark")
     _require(key, ark.naan, ark.shoulder, "ark")
     if body.target is not None:
@@ -376,7 +378,8 @@ def patch_binding(
     field not sent is kept) of an existing binding: e.g. ``{"status": "unavailable", "reason": "…"}``
     withdraws it (410 with the reason; ``{"status": "public"}`` brings it back), ``{"extra": {"dc.title":
     null}}`` removes one extra element.  404 if the ARK is not bound (or reserved outside the key's
-    scope), 409 if it is tombstoned."""
+    scope), 409 if it is tombstoned, or if the change would make a published binding (public or
+    unavailable) reserved again."""
     parsed = _parse_ark(ark, "ark")
     _require(key, parsed.naan, parsed.shoulder, "ark")
     store = store_of(request)

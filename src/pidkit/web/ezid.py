@@ -47,11 +47,11 @@ from starlette.concurrency import run_in_threadpool
 from .. import __version__
 from ..anvl import AnvlError, ezid_record, read_ezid_record
 from ..ark import Ark
-from ..errors import ConflictError, PidkitError
-from ..store import Binding, Principal, Store, User
+from ..errors import PidkitError
+from ..store import AlreadyBoundError, Binding, Principal, ReservedAgainError, Store, User
 from ..store.accounts import SignInRefusedError, TooManySignInsError
 from ..store.changes import BindingChange, apply_change, new_binding
-from ..store.ezid import EzidElementError, binding_elements, ezid_change, ezid_id
+from ..store.ezid import binding_elements, ezid_change, ezid_id, reserved_again
 from ..store.keys import minter_on, template_shoulder
 from .errors import EZID_TYPE, RETRY_AFTER, UNAVAILABLE, ezid_error
 from .sessions import cookie_value, secure_cookie, token_of
@@ -271,22 +271,12 @@ def create(
     change = ezid_change(elements, before, owner=user.name, default_target=_own_url(request, key))
     try:  # a create stays a create: another one that won meanwhile is not overwritten
         b = store.change("ark", identifier if before is None else key, change,
-                         principal=Principal.user(user.name), only_new=before is None,
-                         never_reserve=before is not None)  # fmt: skip
-    except ConflictError:
-        if before is not None:
-            _refuse_reserving(change)
-            raise
+                         principal=Principal.user(user.name), only_new=before is None)  # fmt: skip
+    except ReservedAgainError:
+        raise reserved_again() from None
+    except AlreadyBoundError:
         raise EzidRefusalError(400, "identifier already exists") from None
     return _success(ezid_id(b.key), status=201 if before is None else 200)
-
-
-def _refuse_reserving(change: BindingChange) -> None:
-    """Answer a change the store refused for reserving a published id again (decided on the stored row,
-    so a publication that landed after this request's read counts) as EZID's invalid transition."""
-    if change.status == "reserved":
-        raise EzidElementError("_status", "invalid transition: an identifier made public is never reserved "
-                               "again", "reserved") from None
 
 
 def update(request: Request, identifier: str, elements: Mapping[str, str]) -> Response:
@@ -299,10 +289,9 @@ def update(request: Request, identifier: str, elements: Mapping[str, str]) -> Re
         raise EzidRefusalError(400, "no such identifier")
     change = ezid_change(elements, before, owner=user.name, default_target=_own_url(request, key))
     try:
-        b = store.change("ark", key, change, principal=Principal.user(user.name), never_reserve=True)
-    except ConflictError:
-        _refuse_reserving(change)
-        raise
+        b = store.change("ark", key, change, principal=Principal.user(user.name))
+    except ReservedAgainError:
+        raise reserved_again() from None
     return _success(ezid_id(b.key))
 
 
