@@ -238,6 +238,28 @@ def test_restore_refuses_a_store_that_is_not_empty(
         assert schema_objects(url) == made
 
 
+def _paused(lines: list[str], reading: threading.Event, release: threading.Event) -> Iterator[str]:
+    """``lines``, pausing before the last (every row but the last is in the restore's transaction) until
+    ``release``, once ``reading`` is set."""
+    for i, line in enumerate(lines):
+        if i == len(lines) - 1:
+            reading.set()
+            release.wait(30)
+        yield line
+
+
+def _refused(write: Callable[[], object], said: list[str]) -> Callable[[], None]:
+    """``write``, whose StoreError message is put in ``said`` (the write a restore made wrong)."""
+
+    def run() -> None:
+        try:
+            write()
+        except StoreError as exc:
+            said.append(str(exc))
+
+    return run
+
+
 def test_a_mint_waits_for_a_merge_restore_and_skips_what_it_bound(new_url: Callable[[], str]) -> None:
     """A merge restore (every importer's) binds ids under any NAAN without the NAAN's lock: a mint begun
     while it runs waits for its commit, then skips the id it bound, instead of minting it too."""
@@ -252,20 +274,42 @@ def test_a_mint_waits_for_a_merge_restore_and_skips_what_it_bound(new_url: Calla
             source.bind(ark, "https://example.org/restored")
             lines = _dump(source)
         reading, release = threading.Event(), threading.Event()
-
-        def paused() -> Iterator[str]:
-            for i, line in enumerate(lines):
-                if i == len(lines) - 1:  # every row but the last is in the restore's transaction
-                    reading.set()
-                    release.wait(30)
-                yield line
-
         minted: list[str] = []
-        assert waits_for(lambda: store.restore(paused(), merge=True), reading, release,
-                         lambda: minted.extend(store.mint("m", 1)))  # fmt: skip
+        assert waits_for(lambda: store.restore(_paused(lines, reading, release), merge=True), reading,
+                         release, lambda: minted.extend(store.mint("m", 1)))  # fmt: skip
         assert minted == [after]
         b = store.get_binding(ark)
         assert b is not None and b.target == "https://example.org/restored"
+
+
+@pytest.mark.parametrize("restored", ["hold", "binding"])
+def test_a_merge_restore_and_a_write_under_its_naan_never_leave_a_held_ark_published(
+    new_url: Callable[[], str], restored: str
+) -> None:
+    """A merge restore holding ``X`` beside a ``bind X/c`` (public), or binding ``X/c`` beside a ``hold
+    X``: the restore takes the NAAN's lock before its check, so the write begun while it runs waits for
+    its commit, then sees what it restored and is refused — never both committed (a held id given out)."""
+    url = new_url()
+    held, part = f"ark:{NAAN}/fk4x", f"ark:{NAAN}/fk4x/c"
+    with open_store(url) as store:
+        store.add_naan(NAAN, "T", shoulders=["fk4"])
+        with open_store(new_url()) as source:
+            source.add_naan(NAAN, "T")
+            if restored == "hold":
+                source.add_hold(NAAN, "fk4x")
+            else:
+                source.bind(part, "https://example.org/c")
+            source.bind(f"ark:{NAAN}/fk4other", None, status="reserved")  # rows after the checked ones
+            lines = _dump(source)
+        reading, release = threading.Event(), threading.Event()
+        write = ((lambda: store.bind(part, "https://example.org/c")) if restored == "hold"
+                 else (lambda: store.add_hold(NAAN, "fk4x")))  # fmt: skip
+        said: list[str] = []
+        assert waits_for(lambda: store.restore(_paused(lines, reading, release), merge=True), reading,
+                         release, _refused(write, said))  # fmt: skip
+        assert store.check() == []
+        assert len(said) == 1 and held in said[0], said
+        assert (store.get_binding(part) is None) == (restored == "hold")
 
 
 @pytest.mark.postgres
@@ -276,17 +320,9 @@ def test_a_restore_never_holds_back_the_opening_of_another_store(new_postgres_ur
         _fill(source)
         lines = _dump(source)
     reading, release = threading.Event(), threading.Event()
-
-    def paused() -> Iterator[str]:
-        for i, line in enumerate(lines):
-            if i == len(lines) - 1:
-                reading.set()
-                release.wait(30)
-            yield line
-
     with open_store(new_postgres_url()) as target:
         fresh = new_postgres_url()
-        assert not waits_for(lambda: target.restore(paused()), reading, release,
+        assert not waits_for(lambda: target.restore(_paused(lines, reading, release)), reading, release,
                              lambda: open_store(fresh).close(), patience=20)  # fmt: skip
         assert _dump(target)[1:] == lines[1:]
     with open_store(fresh) as new:

@@ -500,7 +500,8 @@ class PostgresStore(SqlStore):
         return len(rows)
 
     def _restore_table(
-        self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool
+        self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool,
+        locked: set[str],
     ) -> int:
         """Into an empty store, each chunk of rows goes to the server as it is read: one ``COPY`` per
         chunk, written row by row as the dump is parsed, so the server inserts (and computes the
@@ -508,7 +509,7 @@ class PostgresStore(SqlStore):
         the server refuses is rolled back to its savepoint and done again by :meth:`_restore_chunk`,
         which names the line.  A merge inserts chunk by chunk (``ON CONFLICT DO NOTHING``)."""
         if merge or not isinstance(cur, psycopg.Cursor):
-            return super()._restore_table(cur, table, rows, merge)
+            return super()._restore_table(cur, table, rows, merge, locked)
         copy_sql = f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN"
         inserted, held = 0, self._may_be_held(cur, table)
         for first in rows:

@@ -134,6 +134,23 @@ _PUBLISHED_MARKS: Final = tuple(f'%"status":"{s}"%' for s in STATUSES if publish
 _SHOWN_PUBLISHED: Final = "(" + " OR ".join("h.after LIKE ?" for _ in _PUBLISHED_MARKS) + ")"
 
 
+def _ark_naans(table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]]) -> set[str]:
+    """The NAANs that the dump rows ``rows`` (``(line number, values)``) of ``table`` hold or bind ARKs
+    under: a ``holds`` row's, an ARK binding's; none for another table.
+
+    >>> holds = next(t for t in TABLES if t.name == "holds")
+    >>> sorted(_ark_naans(holds, [(2, ("99999", "fk4x", "2026-01-01T00:00:00Z"))]))
+    ['99999']
+    """
+    if table.name not in ("holds", "bindings"):
+        return set()
+    naan = table.columns.index("naan")
+    if table.name == "holds":
+        return {str(v[naan]) for _, v in rows}
+    kind = table.columns.index("kind")
+    return {str(v[naan]) for _, v in rows if v[kind] == "ark" and v[naan] is not None}
+
+
 class _Query(Protocol):
     """Runs one statement (``?`` placeholders, its parameters) of a snapshot and streams its rows
     (:meth:`SqlStore._dump_reader`)."""
@@ -418,8 +435,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         ``bound_naans``: a NAAN is added with the first binding under it and never removed) — a mint
         under a NAAN with neither reads ``minted`` alone.  Asked under the NAAN's lock
         (:meth:`_lock_naan`), which every write that holds or binds under it takes first (a merge
-        restore, which binds and holds whatever its dump has, holds the mints back instead:
-        :meth:`_hold_mints`), so what is read stays true until the mint commits."""
+        restore, which binds and holds whatever its dump has, takes it before its check, and holds the
+        mints back from its start: :meth:`_hold_mints`), so what is read stays true until the mint
+        commits."""
         self._exec(cur, f"SELECT {_HAS_HOLDS}, EXISTS (SELECT 1 FROM bound_naans WHERE naan = ?)",
                    [naan, naan])  # fmt: skip
         held, bound = cur.fetchone()
@@ -1639,6 +1657,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 bulk.enter_context(self._load_empty(cur, _ALL_TABLES))
                 refuse_unless_empty()  # and once the load holds them (PostgreSQL): none came in between
             current: Table | None = None
+            locked: set[str] = set()  # the NAANs a merge holds or binds ARKs under, locked (in its order)
             rows = read_rows(numbered, header.schema)
             row = next(rows, None)
             while row is not None:
@@ -1650,7 +1669,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                         "in the order pidkit writes them", line=number
                     )
                 current, follow = table, _TableRows(row, rows)
-                restored[name] += self._restore_table(cur, table, follow, merge)
+                restored[name] += self._restore_table(cur, table, follow, merge, locked)
                 seen[name], row = follow.count, follow.next_row
             wrong = [f"{t}: {seen[t]} of {n}" for t, n in header.counts.items() if seen.get(t, 0) != n]
             wrong += [f"{t}: {n}, not in the header" for t, n in seen.items() if n and t not in header.counts]
@@ -1696,12 +1715,24 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return max(cur.rowcount, 0)
 
     def _restore_table(
-        self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool
+        self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool,
+        locked: set[str],
     ) -> int:
         """Insert one table's rows of a dump (``(line number, values)``, read as they are needed) in
-        chunks of :meth:`_restore_chunk`; return how many were inserted."""
+        chunks of :meth:`_restore_chunk`; return how many were inserted.
+
+        A merge writes beside other writers: before a chunk of holds or ARK bindings is checked, it
+        takes the lock of each NAAN they are under (:meth:`_lock_naan`, as a bind, a hold or an import
+        does; ``locked``: those it holds already), so a bind or hold under that NAAN that committed
+        first is seen by the check, and one that comes after waits for the restore's commit and then sees
+        its rows.  A restore into an empty store holds the tables themselves (:meth:`_load_empty`)."""
         inserted, held = 0, self._may_be_held(cur, table)
         while chunk := list(itertools.islice(rows, _CHUNK)):
+            if merge and (naans := _ark_naans(table, chunk) - locked):
+                for naan in sorted(naans):
+                    self._lock_naan(cur, naan)  # in one order within a chunk
+                locked.update(naans)
+                held = self._may_be_held(cur, table)  # read again under the locks: a hold just committed
             inserted += self._restore_chunk(cur, table, chunk, merge, held=held)
         return inserted
 
