@@ -238,11 +238,12 @@ def test_restore_refuses_a_store_that_is_not_empty(
         assert schema_objects(url) == made
 
 
-def _paused(lines: list[str], reading: threading.Event, release: threading.Event) -> Iterator[str]:
-    """``lines``, pausing before the last (every row but the last is in the restore's transaction) until
-    ``release``, once ``reading`` is set."""
+def _paused(lines: list[str], reading: threading.Event, release: threading.Event,
+            at: int = -1) -> Iterator[str]:
+    """``lines``, pausing before line ``at`` (by default the last: every row but the last is in the
+    restore's transaction) until ``release``, once ``reading`` is set."""
     for i, line in enumerate(lines):
-        if i == len(lines) - 1:
+        if i == at % len(lines):
             reading.set()
             release.wait(30)
         yield line
@@ -310,6 +311,35 @@ def test_a_merge_restore_and_a_write_under_its_naan_never_leave_a_held_ark_publi
         assert store.check() == []
         assert len(said) == 1 and held in said[0], said
         assert (store.get_binding(part) is None) == (restored == "hold")
+
+
+def test_a_merge_restore_and_an_import_beside_it_never_deadlock(new_url: Callable[[], str]) -> None:
+    """Each locks NAANs as its chunks come: the restore holds ``B`` (its holds) and then wants ``A`` (its
+    bindings), the import wants ``A`` then ``B`` in one chunk.  The import waits for the restore to end
+    instead (PostgreSQL: the lock of the writes of several NAANs; SQLite: its one writer), and both
+    commit — before, PostgreSQL broke the deadlock by failing one of them."""
+    a, b = "11111", "99999"
+    with open_store(new_url()) as source:
+        source.add_naan(a, "A")
+        source.add_naan(b, "B")
+        source.add_hold(b, "fk4held")  # a holds row under B, restored before the bindings
+        source.bind(f"ark:{a}/fk4restored", "https://example.org/r")
+        lines = _dump(source)
+    tables = [json.loads(line).get("table") for line in lines[1:]]
+    after_bindings = 1 + max(i for i, t in enumerate(tables) if t == "bindings") + 1
+    with open_store(new_url()) as store:
+        store.add_naan(a, "A")
+        store.add_naan(b, "B")
+        reading, release = threading.Event(), threading.Event()
+        imported = [json.dumps({"text": f"ark:{n}/fk4imported", "target": "https://example.org/i"})
+                    for n in (a, b)]  # fmt: skip
+        assert waits_for(
+            lambda: store.restore(_paused(lines, reading, release, at=after_bindings), merge=True), reading,
+            release, lambda: store.import_jsonl(imported, force=True),
+        )
+        assert {f"ark:{a}/fk4restored", f"ark:{a}/fk4imported", f"ark:{b}/fk4imported"} <= {
+            x.key for x in store.list_bindings()}
+        assert store.check() == []
 
 
 @pytest.mark.postgres

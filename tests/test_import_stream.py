@@ -325,7 +325,10 @@ def test_postgres_two_big_imports_that_both_found_no_bindings_both_succeed(
     """Two big imports into a store without bindings, at once: both find it so before either drops an
     index (a barrier holds each until the other has looked).  The look leaves no lock behind, so the
     second import waits for the first's exclusive lock and then goes on; had each kept the shared lock
-    of its look, each would wait for the other (PostgreSQL fails one of them: deadlock detected)."""
+    of its look, each would wait for the other (PostgreSQL fails one of them: deadlock detected).
+    Imports of this version run one at a time (:meth:`_lock_many_naans`), so these two are imports of an
+    earlier version, which does not take that lock, beside each other during an upgrade."""
+    monkeypatch.setattr(store, "_lock_many_naans", lambda cur: None)
     made = schema_objects(url)
     barrier = threading.Barrier(2, timeout=30)
     load = store._load_empty  # type: ignore[attr-defined]
@@ -484,6 +487,33 @@ def test_postgres_a_mint_during_the_first_big_import_waits_for_it_and_skips_what
     b = store.get_binding(f"ark:{other}/{first}")
     assert b is not None and b.target == "https://example.org/imported"
     assert _count(store) == BIG + 1
+
+
+def test_two_imports_beside_each_other_never_deadlock(store: Store) -> None:
+    """Each import locks the NAANs of a chunk as it comes: the first holds ``99999`` (its first chunk)
+    and then wants ``11111``; the second wants ``11111`` then ``99999`` in one chunk.  The second waits
+    for the first to end instead (PostgreSQL: the lock of the writes of several NAANs; SQLite: its one
+    writer), and both commit — before, PostgreSQL failed one of them ("deadlock detected")."""
+    other = "11111"
+    store.add_naan(other)
+    store.bind(f"ark:{NAAN}/fk4first", "https://example.org/f")  # not a first import into an empty store
+    later = json.dumps({"text": f"ark:{other}/fk4later", "target": "https://example.org/l"}) + "\n"
+    reading, release = threading.Event(), threading.Event()
+
+    def source() -> Iterator[str]:
+        for i, line in enumerate(_lines(CHUNK + 1)):
+            if i == CHUNK:  # the first chunk (NAAN 99999 alone) is written
+                reading.set()
+                release.wait(30)
+                yield later  # the second chunk brings NAAN 11111
+            yield line
+
+    beside = [json.dumps({"text": f"ark:{n}/fk4beside", "target": "https://example.org/b"})
+              for n in (other, NAAN)]  # fmt: skip
+    assert waits_for(lambda: store.import_jsonl(source()), reading, release,
+                     lambda: store.import_jsonl(beside))  # fmt: skip
+    assert _count(store) == 1 + CHUNK + 1 + 1 + 2
+    assert store.check() == []
 
 
 @pytest.mark.parametrize("url", ["postgres"], indirect=True)

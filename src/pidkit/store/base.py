@@ -321,7 +321,9 @@ class Store(abc.ABC):
         The ARK's NAAN must be registered in the store, and an ARK on a shoulder that a minter with a
         NOID ``k`` template mints must carry the right check character; ``force=True`` binds anyway and
         records the override (:meth:`list_overrides`).  :class:`~pidkit.errors.ConflictError` if the ARK
-        is tombstoned; :class:`~pidkit.errors.ArkError` for a bad ARK;
+        is tombstoned, :class:`~pidkit.store.records.ReservedAgainError` (one) if a published binding
+        (public, unavailable) would be made ``reserved`` again; :class:`~pidkit.errors.ArkError` for a
+        bad ARK;
         :class:`~pidkit.errors.StoreError` for a bad target or a refused ARK."""
 
     @abc.abstractmethod

@@ -16,7 +16,9 @@ exist is one :class:`~pidkit.errors.StoreError` at once, not the pool's retries 
 
 Writes that decide whether an ARK is free (mint batches, bind, tombstone, holds, imports) take
 ``pg_advisory_xact_lock(NAAN_LOCK, hashtext(naan))`` first: under READ COMMITTED a minter that
-checked ``bindings`` could otherwise mint an ARK tombstoned or bound in between.  The statement also
+checked ``bindings`` could otherwise mint an ARK tombstoned or bound in between.  The writes that
+take several NAANs' locks in turn (imports, merge restores) take ``BULK_LOCK`` before them, one at a
+time, so that no two of them deadlock.  The statement also
 names the tables a first big import holds, so they are locked before the NAAN (:meth:`_lock_naan`).
 (The key is the NAAN's alone, as every earlier version takes it: a process of an earlier version
 writing beside this one during an upgrade still waits for the same lock.)
@@ -72,6 +74,9 @@ MIGRATION_LOCK: Final = 0x706964_6B6974
 SCHEMA_LOCK: Final = 0x736368  # "sch"
 #: First key of the two-key advisory locks serializing writes per NAAN (the second: hashtext(naan)).
 NAAN_LOCK: Final = 0x6E61616E  # "naan"
+#: Advisory lock key serializing the writes that lock several NAANs in turn (imports, merge restores):
+#: like :data:`NAAN_LOCK`, one for the database ("bulk" in ASCII).
+BULK_LOCK: Final = 0x62756C6B
 #: :meth:`PostgresStore._lock_naan`'s statement.
 _LOCK_NAAN: Final = (
     "SELECT pg_advisory_xact_lock(?, hashtext(?)) "
@@ -361,6 +366,11 @@ class PostgresStore(SqlStore):
         waits for it; taken before the restore writes anything, so a batch already under way ends
         first and none can wait on a row of the restore."""
         self._exec(cur, "LOCK TABLE minters IN SHARE ROW EXCLUSIVE MODE")
+
+    def _lock_many_naans(self, cur: Cursor) -> None:
+        """:data:`BULK_LOCK`, for the database as the NAAN locks are (two stores of one database share
+        them): an import or merge restore waits for another to end before it takes a NAAN's lock."""
+        self._exec(cur, "SELECT pg_advisory_xact_lock(?)", (BULK_LOCK,))
 
     def _lock_naan(self, cur: Cursor, naan: str) -> None:
         """The NAAN's advisory lock, in a statement that names the tables the first big import into an

@@ -455,6 +455,13 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         otherwise not see until the commit); a backend whose write transactions are already serial
         (SQLite) leaves it empty."""
 
+    def _lock_many_naans(self, cur: Cursor) -> None:
+        """Serialize, within the current transaction, the writes that take the locks of several NAANs
+        one chunk at a time as they read them (an import, a merge restore): two of them could each hold
+        a NAAN the other waits for (a deadlock the database breaks by failing one).  Taken before any
+        NAAN's lock; a write of one NAAN (a mint, bind, tombstone, hold) does not take it.  A backend
+        whose write transactions are already serial (SQLite) leaves it empty."""
+
     def _lock_naan(self, cur: Cursor, naan: str) -> None:
         """Serialize, within the current transaction, every write that decides whether an ARK under
         ``naan`` is free (mint batches, bind, tombstone, hold, import); a backend whose write
@@ -1292,6 +1299,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         # it there: PostgreSQL's pipeline); closed before the import's next statement, so the next chunk
         # is read and parsed meanwhile.  Innermost: on an error it ends before the transaction does.
         with self._transaction(write=True) as cur, ExitStack() as bulk, ExitStack() as writing:
+            self._lock_many_naans(cur)
             stamp = self._locked_now()
             at = stored_time(stamp)
             # lines without created/updated get the import's own time (one stamp, formatted once)
@@ -1650,6 +1658,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                         )
 
             if merge:
+                self._lock_many_naans(cur)
                 self._hold_mints(cur)
                 bulk.enter_context(self._bulk_insert(cur))
             else:
