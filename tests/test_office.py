@@ -7,12 +7,13 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from _webutil import SCRIPT, Seeded
-from pidkit.store import Erc, Store
+from pidkit.store import Erc, Principal, Store
 from pidkit.store.accounts import MAX_FAILURES_PER_USER
 from pidkit.web import Settings, create_app
 from pidkit.web.sessions import cookie_value
@@ -231,6 +232,7 @@ def test_mint_edit_withdraw_reinstate_tombstone(office: tuple[TestClient, Store]
     assert r.status_code == 200 and "These fields change" in r.text and "https://example.org/m2" in r.text
     assert "other metadata: dc.title" in r.text
     assert store.get_binding(ark) == b
+    data["base"] = _base(r.text)  # the version of the record previewed, as the confirm form carries it
     r = client.post("/office/edit", data={**data, "confirm": "yes"})
     assert r.status_code == 303
     b = store.get_binding(ark)
@@ -254,6 +256,88 @@ def test_mint_edit_withdraw_reinstate_tombstone(office: tuple[TestClient, Store]
                                        ("status", "user:ann"), ("tombstone", "user:ann")]
     page = client.get(f"/office/id?ark={ark}").text
     assert "by user:ann" in page and "https://example.org/m2" in page and "moved" in page
+
+
+def _base(html: str) -> str:
+    """The version of the record a page's edit form was made from (its hidden ``base``)."""
+    found: set[str] = set(re.findall(r'name="base" value="([0-9a-f]+)"', html))
+    assert len(found) == 1, found
+    return found.pop()
+
+
+def _rows(html: str) -> str:
+    """The rows of a preview's table."""
+    return html.split("<tbody>")[1].split("</tbody>")[0]
+
+
+def test_an_edit_confirmed_after_another_change_never_writes_over_it(
+    office: tuple[TestClient, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ann previews a new target; Bob then changes the title and adds an element; Ann's confirmation is
+    not applied (it would have put the title back and removed the element, which her preview never
+    showed): the preview is shown again against the record as it is now.  The same when the change lands
+    between the confirmation's read and its write (the store decides, under the id's lock)."""
+    client, store = office
+    csrf = sign_in(client, "ann")
+    ark = "ark:99999/b5edit"
+    store.bind(ark, "https://example.org/t0", erc={"what": "Title 0"})
+    page = client.get(f"/office/edit?ark={ark}").text
+    data = {"csrf": csrf, "ark": ark, "target": "https://example.org/t1", "who": "", "what": "Title 0",
+            "when": "", "where": "", "extra": "", "base": _base(page)}
+    preview = client.post("/office/edit", data=data)
+    assert "These fields change" in preview.text and "Title" not in _rows(preview.text)
+    store.bind(ark, erc={"what": "Title 1"}, extra={"dc.type": "Image"}, principal=Principal.user("bob"))
+    r = client.post("/office/edit", data={**data, "base": _base(preview.text), "confirm": "yes"})
+    assert r.status_code == 200 and "changed by someone else since you opened it" in r.text
+    rows = _rows(r.text)
+    assert "Title 1" in rows and "other metadata: dc.type" in rows  # what the confirmation would undo
+    b = store.get_binding(ark)
+    assert b is not None and (b.target, b.erc.what, b.extra_dict) == (
+        "https://example.org/t0", "Title 1", {"dc.type": "Image"})
+    # the change lands after the confirmation read the record, before it wrote
+    data = {**data, "what": "Title 1", "extra": "dc.type: Image", "base": _base(r.text), "confirm": "yes"}
+    change = store.change
+
+    def meanwhile(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(store, "change", change)
+        store.bind(ark, erc={"who": "Bob"}, principal=Principal.user("bob"))
+        return change(*args, **kwargs)
+
+    monkeypatch.setattr(store, "change", meanwhile)
+    r = client.post("/office/edit", data=data)
+    assert r.status_code == 200 and "changed by someone else since you opened it" in r.text
+    b = store.get_binding(ark)
+    assert b is not None and (b.target, b.erc.who) == ("https://example.org/t0", "Bob")
+    r = client.post("/office/edit", data={**data, "who": "Bob", "base": _base(r.text)})  # confirmed again
+    assert r.status_code == 303
+    b = store.get_binding(ark)
+    assert b is not None and (b.target, b.erc.who, b.erc.what, b.extra_dict) == (
+        "https://example.org/t1", "Bob", "Title 1", {"dc.type": "Image"})
+    assert _history_by(store, ark)[1:] == [("update", "user:bob")] * 2 + [("update", "user:ann")]
+
+
+def test_two_binds_of_one_new_ark_at_once_create_it_once(
+    office: tuple[TestClient, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second of two "bind a given ARK" of one new ARK (two users, a form sent twice) is refused as
+    already bound, even when it looked before the first one wrote: it never changes the first's binding."""
+    client, store = office
+    csrf = sign_in(client, "ann")
+    ark = "ark:99999/b5twice"
+    get_binding = store.get_binding
+
+    def before_the_other(key: str) -> Any:  # this request looks, then the other one binds
+        found = get_binding(key)
+        store.bind(ark, "https://example.org/first", principal=Principal.user("carl"))
+        return found
+
+    monkeypatch.setattr(store, "get_binding", before_the_other)
+    r = client.post("/office/bind", data={"csrf": csrf, "ark": ark, "target": "https://example.org/second"})
+    assert r.status_code == 400 and "already bound" in r.text
+    monkeypatch.undo()
+    b = store.get_binding(ark)
+    assert b is not None and b.target == "https://example.org/first"
+    assert _history_by(store, ark) == [("create", "user:carl")]
 
 
 def test_bind_reserve_and_delete(office: tuple[TestClient, Store]) -> None:

@@ -17,11 +17,13 @@ from pidkit.errors import ConflictError, NotFoundError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import (
     BindingChange,
+    ChangedMeanwhileError,
     ImportRejectedError,
     Principal,
     ReservedAgainError,
     Status,
     Store,
+    binding_version,
     change_from_patch,
     check_extra_name,
     open_store,
@@ -191,6 +193,28 @@ def test_a_published_binding_is_never_reserved_again(store: Store, published: St
     assert (store.get_binding(ark), store.history("ark", ark), store.history("uuid", uuid)) == before
     assert store.bind(ark, status="public", reason=None).status == "public"  # still free to publish
     assert store.check() == []
+
+
+def test_a_change_on_condition_of_the_version_read_is_refused_once_it_changed(store: Store) -> None:
+    """``if_version``: the change is made only if the binding is still the one read (its
+    :func:`binding_version`), decided under the id's lock; otherwise nothing is written."""
+    ark = "ark:99999/fk4v"
+    seen = store.bind(ark, "https://example.org/v")
+    store.bind(ark, erc={"who": "Other"})  # a change since it was read
+    history = store.history("ark", ark)
+    with pytest.raises(ChangedMeanwhileError, match="in 'ark:99999/fk4v'"):
+        store.change("ark", ark, change_from_patch({"target": "https://example.org/w"}),
+                     if_version=binding_version(seen))  # fmt: skip
+    assert store.history("ark", ark) == history
+    now = store.get_binding(ark)
+    assert now is not None and now.target == "https://example.org/v"
+    b = store.change("ark", ark, change_from_patch({"target": "https://example.org/w"}),
+                     if_version=binding_version(now))  # fmt: skip
+    assert (b.target, b.erc.who) == ("https://example.org/w", "Other")
+    with pytest.raises(ChangedMeanwhileError):  # not bound at all
+        store.change("ark", "ark:99999/fk4none", change_from_patch({"target": "https://example.org/n"}),
+                     if_version=binding_version(b))  # fmt: skip
+    assert store.get_binding("ark:99999/fk4none") is None
 
 
 def test_a_reserved_binding_stays_reservable_until_published(store: Store) -> None:

@@ -347,12 +347,16 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def change(
         self, kind: str, value: str, change: BindingChange, *, force: bool = False,
-        principal: Principal | None = None, only_new: bool = False,
+        principal: Principal | None = None, only_new: bool = False, if_version: str | None = None,
     ) -> Binding:
         """Apply a partial change (:class:`~pidkit.store.changes.BindingChange`, e.g. from a JSON merge
         patch) to the binding of ``value`` read as ``kind`` — what :meth:`bind` and :meth:`bind_id` do.
         ``only_new``: create only — :class:`~pidkit.errors.ConflictError` if the id is bound already,
         decided inside the write transaction (two concurrent creates: one wins, the other is refused).
+        ``if_version``: change only if the binding is still the one whose
+        :func:`~pidkit.store.records.binding_version` that is (decided under the id's lock), else
+        :class:`~pidkit.store.records.ChangedMeanwhileError` — an edit made from what a person saw never
+        writes over a change made since.
         A change that would make a published binding reserved again is a
         :class:`~pidkit.errors.ConflictError` (:func:`~pidkit.store.records.refuse_reserving_again`,
         decided on the stored row), whatever the caller."""

@@ -9,7 +9,9 @@ format (:mod:`pidkit.anvl`), its redirect location is checked by :mod:`pidkit.st
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import hashlib
 import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
@@ -30,6 +32,7 @@ __all__ = [
     "AlreadyBoundError",
     "ApiKey",
     "Binding",
+    "ChangedMeanwhileError",
     "Erc",
     "ErcChange",
     "HistoryEntry",
@@ -48,6 +51,7 @@ __all__ = [
     "SessionInfo",
     "Status",
     "User",
+    "binding_version",
     "check_extra_name",
     "check_text",
     "erc_changes",
@@ -762,6 +766,28 @@ class AlreadyBoundError(ConflictError):
     >>> isinstance(AlreadyBoundError("already bound"), ConflictError)
     True
     """
+
+
+class ChangedMeanwhileError(ConflictError):
+    """A change made on condition that the binding is still as it was read (:meth:`Store.change`'s
+    ``if_version``) found it changed since, or gone: nothing written.
+
+    >>> isinstance(ChangedMeanwhileError("changed meanwhile"), ConflictError)
+    True
+    """
+
+
+def binding_version(b: Binding) -> str:
+    """A digest of every field of ``b``: the same for the same stored binding, another after any change
+    of it (the condition of an edit made from what a person saw: :meth:`Store.change`'s ``if_version``).
+
+    >>> b = Binding("ark", "ark:99999/x", "ark:99999/x", "https://e.org/")
+    >>> binding_version(b) == binding_version(dataclasses.replace(b))
+    True
+    >>> binding_version(b) == binding_version(dataclasses.replace(b, erc=Erc(who="W")))
+    False
+    """
+    return hashlib.sha256(repr(dataclasses.astuple(b)).encode()).hexdigest()[:32]
 
 
 class ReservedAgainError(ConflictError):

@@ -61,6 +61,7 @@ from .records import (
     AlreadyBoundError,
     ApiKey,
     Binding,
+    ChangedMeanwhileError,
     ErcChange,
     HistoryEntry,
     ImportRejectedError,
@@ -73,6 +74,7 @@ from .records import (
     Resolution,
     RestoreReport,
     Status,
+    binding_version,
     check_extra_name,
     check_text,
     published,
@@ -903,6 +905,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         force: bool = False,
         principal: Principal | None = None,
         only_new: bool = False,
+        if_version: str | None = None,
     ) -> Binding:
         """Create or partially update one binding (see :meth:`Store.bind`): in one write transaction,
         the stored row is read (and locked), :func:`~pidkit.store.changes.apply_change` decides the new
@@ -924,6 +927,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             if only_new and before is not None:
                 raise AlreadyBoundError("already bound (a create never changes an existing binding)",
                                         text=text)
+            if if_version is not None and (before is None or binding_version(before) != if_version):
+                raise ChangedMeanwhileError("changed since it was read (or deleted): nothing written",
+                                            text=text)
             after = apply_change(before, start, change, stamp)
             refuse_reserving_again(before.status if before else None, after.status, text)
             if before is not None and after == dataclasses.replace(before, updated=stamp):
@@ -996,15 +1002,16 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         force: bool = False,
         principal: Principal | None = None,
         only_new: bool = False,
+        if_version: str | None = None,
     ) -> Binding:
         """Apply a partial change to the binding of ``value`` read as ``kind``."""
         if kind == "ark":
             k = ark_key(_lookup(value))
             return self._change("ark", k.key, value, change, naan=k.naan, shoulder=k.shoulder, force=force,
-                                principal=principal, only_new=only_new)  # fmt: skip
+                                principal=principal, only_new=only_new, if_version=if_version)  # fmt: skip
         key = canonical(kind, _lookup(value))
         return self._change(kind, key, value, change, naan=None, shoulder=None, principal=principal,
-                            only_new=only_new)  # fmt: skip
+                            only_new=only_new, if_version=if_version)  # fmt: skip
 
     def bind_id(
         self,

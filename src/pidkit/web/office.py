@@ -19,7 +19,20 @@ from fastapi.responses import RedirectResponse, Response
 
 from ..anvl import ezid_lines
 from ..errors import PidkitError
-from ..store import Binding, HistoryEntry, MinterInfo, Principal, Search, Status, Store, User
+from ..store import (
+    AlreadyBoundError,
+    Binding,
+    BindingChange,
+    ChangedMeanwhileError,
+    HistoryEntry,
+    MinterInfo,
+    Principal,
+    Search,
+    Status,
+    Store,
+    User,
+    binding_version,
+)
 from ..store.keys import ark_key, template_shoulder
 from .auth import form_post
 from .officeviews import (
@@ -499,15 +512,23 @@ def bind_given(request: Request, signed: Signed, form: dict[str, str]) -> Respon
             return _create_page(request, signed, form, status=403,
                                 problem=f"{k.key} is outside your scope ({signed.user.scope}).")
         if store.get_binding(k.key) is not None:
-            raise PidkitError("already bound: open it and edit it", text=k.key)
+            raise _already_bound(k.key)
         target = form.get("target", "").strip() or None
         if status == "public" and target is None:
             raise PidkitError("a public ARK needs a target URL")
         extra = _extra(form.get("extra", "")) or None
-        b = store.bind(text, target, erc=_erc(form), status=status, extra=extra, principal=who)
+        change = BindingChange(target=target, erc=_erc(form), status=status, extra=extra)
+        try:  # a create: one bound meanwhile (another user, a second submission) is refused, not changed
+            b = store.change("ark", text, change, principal=who, only_new=True)
+        except AlreadyBoundError:
+            raise _already_bound(k.key) from None
     except PidkitError as exc:
         return _create_page(request, signed, form, problem=str(exc), status=400)
     return _done(b.key)
+
+
+def _already_bound(key: str) -> PidkitError:
+    return PidkitError("already bound: open it and edit it", text=key)
 
 
 # -- edit with a preview ---------------------------------------------------------------------------
@@ -531,24 +552,23 @@ def edit_form(request: Request, ark: str = "") -> Response:
 
 def _edit_page(signed: Signed, b: Binding, values: Mapping[str, str], *, preview: str = "",
                problem: str = "", status: int = 200) -> Response:
+    """The edit form of ``b``, filled with ``values``; it carries ``b``'s version (``base``), so what it
+    sends is compared with the record as it was shown."""
     form = (f'<section class="card"><form method="post" action="/office/edit">{csrf_field(signed)}'
-            f'<input type="hidden" name="ark" value="{esc(b.key)}">{_describe_fields(values)}'
+            f'<input type="hidden" name="ark" value="{esc(b.key)}">{_base_field(b)}{_describe_fields(values)}'
             '<button type="submit">Preview the changes</button></form></section>')  # fmt: skip
     body = (message(problem, bad=True) if problem else "") + preview + form
     return office_page(f"Edit {b.key}", body, signed, status=status)
 
 
-@form_post(router, "/office/edit")
-def edit(request: Request, signed: Signed, form: dict[str, str]) -> Response:
-    """First a preview of what changes (field, now, after); applied only when confirmed."""
-    store = store_of(request)
-    b = _find(store, signed.user, form.get("ark", ""))
-    if b is None or b.is_tombstoned:
-        return _not_found(signed, form.get("ark", ""))
-    try:
-        extra = _extra(form.get("extra", ""))
-    except PidkitError as exc:
-        return _edit_page(signed, b, form, problem=str(exc), status=400)
+def _base_field(b: Binding) -> str:
+    return f'<input type="hidden" name="base" value="{esc(binding_version(b))}">'
+
+
+def _edit_changes(b: Binding, form: Mapping[str, str]) -> tuple[BindingChange, list[tuple[str, str, str]]]:
+    """What the edit form ``form`` changes of ``b``: the change (only the fields that differ) and its rows
+    for the preview (field, now, after).  :class:`~pidkit.errors.PidkitError` for bad other metadata."""
+    extra = _extra(form.get("extra", ""))
     target = form.get("target", "").strip()
     erc = {k: v for k, v in _erc(form).items() if v != getattr(b.erc, k)}
     extra_change: dict[str, str | None] = {k: v for k, v in extra.items() if b.extra_dict.get(k) != v}
@@ -556,27 +576,58 @@ def edit(request: Request, signed: Signed, form: dict[str, str]) -> Response:
     changes = ([("Target URL", b.target or "", target)] if target != (b.target or "") else [])
     changes += [(ERC_LABELS[k], getattr(b.erc, k), v) for k, v in erc.items()]
     changes += [(f"other metadata: {k}", b.extra_dict.get(k, ""), v or "(removed)")
-                for k, v in extra_change.items()]
-    if not changes:
-        return _edit_page(signed, b, form, preview=message("Nothing changes."))
-    if form.get("confirm") != "yes":
-        rows = "".join(f'<tr><th scope="row">{esc(n)}</th><td>{esc(old or "—")}</td>'
-                       f'<td>{esc(new or "—")}</td></tr>' for n, old, new in changes)
-        hidden = "".join(f'<input type="hidden" name="{esc(k)}" value="{esc(v)}">' for k, v in form.items()
-                         if k not in ("csrf", "confirm"))  # fmt: skip
-        preview = ('<section class="card"><h2>These fields change</h2><table class="grid"><thead><tr>'
-                   '<th scope="col">Field</th><th scope="col">Now</th><th scope="col">After</th></tr></thead>'
-                   f"<tbody>{rows}</tbody></table>"
-                   f'<form method="post" action="/office/edit">{csrf_field(signed)}{hidden}'
-                   '<input type="hidden" name="confirm" value="yes">'
-                   '<button type="submit">Apply these changes</button></form></section>')  # fmt: skip
-        return _edit_page(signed, b, form, preview=preview)
+                for k, v in extra_change.items()]  # fmt: skip
+    change = BindingChange(target=target if target != (b.target or "") else None, erc=erc or None,
+                           extra=extra_change or None)  # fmt: skip
+    return change, changes
+
+
+#: Said above a preview made again because the record changed since the form or the preview was shown.
+_CHANGED_MEANWHILE: Final = ("This record was changed by someone else since you opened it: the changes below "
+                             "are against it as it is now. Check them, then apply them.")
+
+
+@form_post(router, "/office/edit")
+def edit(request: Request, signed: Signed, form: dict[str, str]) -> Response:
+    """First a preview of what changes (field, now, after); applied only when confirmed, and only if the
+    record is still the one previewed (its version, ``base``): a change made meanwhile is never written
+    over — the preview is shown again against the record as it is now."""
+    store = store_of(request)
+    b = _find(store, signed.user, form.get("ark", ""))
+    if b is None or b.is_tombstoned:
+        return _not_found(signed, form.get("ark", ""))
     try:
-        store.bind(b.key, target if target != (b.target or "") else None, erc=erc or None,
-                   extra=extra_change or None, principal=Principal.user(signed.user.name))
+        change, changes = _edit_changes(b, form)
     except PidkitError as exc:
         return _edit_page(signed, b, form, problem=str(exc), status=400)
-    return _done(b.key)
+    stale = form.get("base") != binding_version(b)
+    if form.get("confirm") == "yes" and not stale and changes:
+        try:
+            store.change("ark", b.key, change, principal=Principal.user(signed.user.name),
+                         if_version=form["base"])  # fmt: skip
+            return _done(b.key)
+        except ChangedMeanwhileError:  # changed between this request's read and its write
+            b = _find(store, signed.user, b.key)
+            if b is None or b.is_tombstoned:
+                return _not_found(signed, form.get("ark", ""))
+            change, changes = _edit_changes(b, form)
+            stale = True
+        except PidkitError as exc:
+            return _edit_page(signed, b, form, problem=str(exc), status=400)
+    note = message(_CHANGED_MEANWHILE, bad=True) if stale and "base" in form else ""
+    if not changes:
+        return _edit_page(signed, b, form, preview=note + message("Nothing changes."))
+    rows = "".join(f'<tr><th scope="row">{esc(n)}</th><td>{esc(old or "—")}</td>'
+                   f'<td>{esc(new or "—")}</td></tr>' for n, old, new in changes)
+    hidden = "".join(f'<input type="hidden" name="{esc(k)}" value="{esc(v)}">' for k, v in form.items()
+                     if k not in ("csrf", "confirm", "base"))  # fmt: skip
+    preview = ('<section class="card"><h2>These fields change</h2><table class="grid"><thead><tr>'
+               '<th scope="col">Field</th><th scope="col">Now</th><th scope="col">After</th></tr></thead>'
+               f"<tbody>{rows}</tbody></table>"
+               f'<form method="post" action="/office/edit">{csrf_field(signed)}{hidden}{_base_field(b)}'
+               '<input type="hidden" name="confirm" value="yes">'
+               '<button type="submit">Apply these changes</button></form></section>')  # fmt: skip
+    return _edit_page(signed, b, form, preview=note + preview)
 
 
 # -- status changes --------------------------------------------------------------------------------
