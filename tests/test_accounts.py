@@ -7,6 +7,8 @@ import datetime as _dt
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -212,6 +214,61 @@ def test_rate_limit_per_address(store: Store) -> None:
     with pytest.raises(TooManySignInsError, match="this address"):
         store.sign_in("ann", PASSWORD, address="198.51.100.7")
     assert store.sign_in("ann", PASSWORD, address="198.51.100.8")[0].name == "ann"
+
+
+def test_sign_ins_at_once_are_held_to_the_limit(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twelve wrong passwords for one account sent at once (a password check takes a while): the first
+    MAX_FAILURES_PER_USER are checked, the others refused before their check — each attempt is counted
+    before its check, so none slips past while the others are being checked (before, all twelve were
+    checked).  The checks themselves run a few at a time."""
+    from pidkit.store import accounts
+
+    store.add_user("ann", PASSWORD, naan="99999")
+    verify = accounts._verify
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def slow(digest: str, password: str) -> bool:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return verify(digest, password)
+
+    monkeypatch.setattr(accounts, "_verify", slow)
+    monkeypatch.setattr(accounts, "_VERIFYING", threading.BoundedSemaphore(2))  # as on a 2-core machine
+    outcomes: list[str] = []
+
+    def attempt(i: int) -> None:
+        try:
+            store.authenticate("ann", "wrong password", address=f"192.0.2.{i}")
+        except (SignInRefusedError, TooManySignInsError) as exc:
+            outcomes.append(type(exc).__name__)
+
+    threads = [threading.Thread(target=attempt, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(outcomes) == ["SignInRefusedError"] * MAX_FAILURES_PER_USER + [
+        "TooManySignInsError"] * (12 - MAX_FAILURES_PER_USER)
+    # and at most a few 64 MiB checks at once in a process (24 at once took a worker to 1.6 GB)
+    assert most[0] == 2
+
+
+def test_a_success_takes_back_its_own_count(store: Store) -> None:
+    """Counted before the check, an attempt that succeeds is not left counted against its address: more
+    sign-ins than the address's limit from one address all succeed."""
+    store.add_user("ann", PASSWORD, naan="99999")
+    for _ in range(MAX_FAILURES_PER_ADDRESS + 2):
+        assert store.authenticate("ann", PASSWORD, address="203.0.113.5").name == "ann"
+    assert _raw_count(store, "signin_failures") == 0
+    with pytest.raises(SignInRefusedError):
+        store.authenticate("ann", "wrong password", address="203.0.113.5")
+    assert _raw_count(store, "signin_failures") == 2  # the account's and the address's
 
 
 def test_one_scope_rule_for_users_and_api_keys() -> None:
