@@ -128,6 +128,10 @@ class Upload:
     data: bytes
 
 
+#: Most parts a posted upload may have (the import form has a few fields and one file).
+MAX_PARTS: Final = 16
+
+
 def read_upload(content_type: str, body: bytes) -> Upload:
     """A ``multipart/form-data`` body (the standard library's MIME parser; the body is already bounded by
     the service's limit): its text fields (first of each) and its one file.
@@ -142,6 +146,11 @@ def read_upload(content_type: str, body: bytes) -> Upload:
     if content_type.split(";")[0].strip().lower() != "multipart/form-data":
         raise FormError(415, "an upload is posted as multipart/form-data")
     head = f"Content-Type: {content_type}\r\n\r\n".encode("latin-1", "replace")
+    boundary = BytesParser(policy=HTTP).parsebytes(head, headersonly=True).get_boundary()
+    if boundary and body.count(b"--" + boundary.encode("latin-1", "replace")) > MAX_PARTS + 1:
+        # the parser's time grows faster than the number of parts: 20,000 empty ones took 10 s
+        raise FormError(400, f"the upload has more than {MAX_PARTS} parts (the form has a few fields and "
+                             "one file)")  # fmt: skip
     message_ = BytesParser(policy=HTTP).parsebytes(head + body)
     if not message_.is_multipart():
         raise FormError(400, "the upload is not a multipart form (no boundary)")
@@ -470,7 +479,8 @@ async def import_preview(request: Request) -> Response:
     if signed is None:
         return to_signin(request)
     try:
-        upload = read_upload(request.headers.get("content-type", ""), await request.body())
+        body = await request.body()  # parsed in a thread: an 8 MiB upload never holds the event loop
+        upload = await run_in_threadpool(read_upload, request.headers.get("content-type", ""), body)
     except FormError as exc:
         return office_page("Not an upload", message(str(exc), bad=True), signed, status=exc.status)
     if not csrf_ok(signed.session.csrf, upload.fields):
