@@ -316,6 +316,25 @@ def test_an_edit_confirmed_after_another_change_never_writes_over_it(
     assert _history_by(store, ark)[1:] == [("update", "user:bob")] * 2 + [("update", "user:ann")]
 
 
+def test_a_refused_mint_uses_no_id(office: tuple[TestClient, Store]) -> None:
+    """The binding is checked before an id is minted: a refused one (an extra element name reserved for
+    EZID, a public ARK without a target) leaves the minter's counter where it was."""
+    client, store = office
+    csrf = sign_in(client, "ann")
+
+    def counter() -> int:
+        return next(m.counter for m in store.list_minters() if m.name == "m-fk4")
+
+    before = counter()
+    for data in ({"target": "https://example.org/m", "extra": "_x: 1"}, {"target": ""}):
+        r = client.post("/office/mint", data={"csrf": csrf, "minter": "m-fk4", "status": "public", **data})
+        assert r.status_code == 400, r.text
+    assert counter() == before
+    r = client.post("/office/mint", data={"csrf": csrf, "minter": "m-fk4", "status": "public",
+                                          "target": "https://example.org/m"})  # fmt: skip
+    assert r.status_code == 303 and counter() == before + 1
+
+
 def test_two_binds_of_one_new_ark_at_once_create_it_once(
     office: tuple[TestClient, Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -50,7 +50,7 @@ from ..ark import Ark
 from ..errors import PidkitError
 from ..store import AlreadyBoundError, Binding, Principal, ReservedAgainError, Store, User
 from ..store.accounts import SignInRefusedError, TooManySignInsError
-from ..store.changes import BindingChange, apply_change, new_binding
+from ..store.changes import BindingChange, check_new
 from ..store.ezid import binding_elements, ezid_change, ezid_id, reserved_again
 from ..store.keys import minter_on, template_shoulder
 from .errors import EZID_TYPE, RETRY_AFTER, UNAVAILABLE, ezid_error
@@ -332,7 +332,7 @@ def mint(request: Request, shoulder: str, elements: Mapping[str, str]) -> Respon
         return ezid_change(named, None, owner=user.name, default_target=_own_url(request, key))
 
     sample = f"ark:{naan}/{prefix}"
-    apply_change(None, new_binding("ark", sample, sample), change_for(sample), _dt.datetime.now(_dt.UTC))
+    check_new(change_for(sample), sample)
     (minted,) = store.mint(minter.name, 1, principal=Principal.user(user.name))
     # a minted id is new: a binding someone made of it meanwhile (by hand) is never merged into
     b = store.change("ark", minted, change_for(minted), principal=Principal.user(user.name), only_new=True)

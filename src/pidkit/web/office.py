@@ -33,6 +33,7 @@ from ..store import (
     User,
     binding_version,
 )
+from ..store.changes import check_new
 from ..store.keys import ark_key, template_shoulder
 from .auth import form_post
 from .officeviews import (
@@ -463,9 +464,11 @@ def _erc(form: Mapping[str, str]) -> dict[str, str]:
 
 @form_post(router, "/office/mint")
 def mint_one(request: Request, signed: Signed, form: dict[str, str]) -> Response:
-    """Mint one ARK with a minter of the user's scope and bind it."""
+    """Mint one ARK with a minter of the user's scope and bind it; the binding is checked first, so a
+    refused one uses no id."""
     store, who = store_of(request), Principal.user(signed.user.name)
-    allowed = {m.name for m, _ in _minters(store, signed.user)}
+    allowed = {m.name: f"ark:{m.naan}/{template_shoulder(m.template, m.naan)}"  # its ids' beginning
+               for m, _ in _minters(store, signed.user)}  # fmt: skip
     if form.get("minter") not in allowed:
         return _create_page(request, signed, form, problem="Choose a minter of your scope.", status=403)
     status: Status = "reserved" if form.get("status") == "reserved" else "public"
@@ -474,8 +477,10 @@ def mint_one(request: Request, signed: Signed, form: dict[str, str]) -> Response
         target = form.get("target", "").strip() or None
         if status == "public" and target is None:
             raise PidkitError("a public ARK needs a target URL")
+        change = BindingChange(target=target, erc=_erc(form), status=status, extra=extra or None)
+        check_new(change, allowed[form["minter"]])  # refused before an id is minted: none is used up
         ark = store.mint(form["minter"], 1, principal=who)[0]
-        b = store.bind(ark, target, erc=_erc(form), status=status, extra=extra or None, principal=who)
+        b = store.change("ark", ark, change, principal=who, only_new=True)  # a new id: never merged into
     except PidkitError as exc:
         return _create_page(request, signed, form, problem=str(exc), status=400)
     return _done(b.key)
