@@ -470,6 +470,33 @@ def test_foreign_arks_are_decided_without_reading_the_store(
         assert d("ark:10002/x", None)[1] == "https://n2t.net/ark:10002/x"
 
 
+def test_the_first_binding_under_a_served_naan_is_seen_before_its_notification(store_url: str) -> None:
+    """A worker's sets of NAANs lag a change by the moment its notification takes (PostgreSQL); the
+    first ARK bound under a NAAN the store serves must still resolve on the very next request (a red-team
+    run saw 4 of 40 answer 404).  Here the notification never comes: the token is held still."""
+    import asyncio
+
+    from pidkit.web.batch import LookupBatcher, in_thread
+    from pidkit.web.lookups import StoreLookup
+    from pidkit.web.resolver import decide
+    from pidkit.web.stores import StoreHolder
+
+    with open_store(store_url) as store, open_store(store_url) as other:
+        store.add_naan("99999")
+        _until(lambda: store.naans_token() is not None, "the store never listened")
+        frozen = store.naans_token()
+        store.naans_token = lambda: frozen  # type: ignore[method-assign]
+        holder = StoreHolder(lambda: store, owned=False)
+        lookup = StoreLookup(holder, LookupBatcher(in_thread(holder.get)))
+
+        def d(text: str) -> int:
+            return asyncio.run(decide(text, lookup, fallback="https://n2t.net/", registry=None)).status
+
+        assert d("ark:99999/fk4first") == 404  # the sets are read now: NAAN 99999 served, nothing bound
+        other.bind("ark:99999/fk4first", "https://example.org/first")
+        assert d("ark:99999/fk4first") == 302
+
+
 def _another(store_url: str, request: pytest.FixtureRequest) -> str:
     """A second fresh store URL on the backend of ``store_url``."""
     if store_url.startswith("sqlite:"):

@@ -151,10 +151,12 @@ class StoreLookup:
         return served, bound
 
     async def may_be_bound(self, naan: str) -> bool:
-        """False when ``naan`` is not among the NAANs the store binds under (:meth:`_naan_sets`: no
-        read of the store while nothing changed); True when it is, or the store cannot tell."""
+        """False when ``naan`` is neither among the NAANs the store binds under nor among those it serves
+        (:meth:`_naan_sets`: no read of the store while nothing changed); True when it is, or the store
+        cannot tell.  A NAAN served is always read: the first binding under it may have committed a moment
+        before its notification reaches this worker (PostgreSQL), and an id bound must never answer 404."""
         sets = await self._naan_sets()
-        return sets is None or naan in sets[1]
+        return sets is None or naan in sets[1] or naan in sets[0]
 
     async def naan_served(self, naan: str) -> bool:
         """True if the store holds ``naan``: a look in the set of the store's NAANs — exact while the
