@@ -335,6 +335,33 @@ def test_a_refused_mint_uses_no_id(office: tuple[TestClient, Store]) -> None:
     assert r.status_code == 303 and counter() == before + 1
 
 
+def test_a_second_tombstone_says_its_reason_was_not_recorded(
+    office: tuple[TestClient, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tombstone is for good and keeps its first reason: a second one (another user, the form sent
+    twice, or one that lands between this request's read and its write) is answered 409 saying so,
+    never "done"."""
+    client, store = office
+    csrf = sign_in(client, "ann")
+    for ark in ("ark:99999/b5tomb1", "ark:99999/b5tomb2"):
+        store.bind(ark, "https://example.org/t")
+    data = {"csrf": csrf, "ark": "ark:99999/b5tomb1", "confirm": "yes"}
+    assert client.post("/office/tombstone", data={**data, "reason": "first"}).status_code == 303
+    r = client.post("/office/tombstone", data={**data, "reason": "second"})
+    assert r.status_code == 409 and "already tombstoned (reason: first)" in r.text
+    tombstone = store.tombstone
+
+    def meanwhile(ark: str, reason: str, **kwargs: Any) -> Any:
+        tombstone(ark, "theirs", principal=Principal.user("carl"))
+        return tombstone(ark, reason, **kwargs)
+
+    monkeypatch.setattr(store, "tombstone", meanwhile)
+    r = client.post("/office/tombstone", data={**data, "ark": "ark:99999/b5tomb2", "reason": "mine"})
+    assert r.status_code == 409 and "already tombstoned (reason: theirs)" in r.text
+    assert [store.get_binding(a).tombstone_reason for a in ("ark:99999/b5tomb1", "ark:99999/b5tomb2")] == [  # type: ignore[union-attr]
+        "first", "theirs"]
+
+
 def test_two_binds_of_one_new_ark_at_once_create_it_once(
     office: tuple[TestClient, Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -718,7 +718,12 @@ def tombstone(request: Request, signed: Signed, form: dict[str, str]) -> Respons
     if form.get("confirm") != "yes" or not reason:
         return _refused(signed, b, "A tombstone needs a reason and the confirmation box ticked: "
                         "nothing changed.")
-    store_of(request).tombstone(b.key, reason, principal=Principal.user(signed.user.name))
-    return _done(b.key)
+    if not b.is_tombstoned:
+        b = store_of(request).tombstone(b.key, reason, principal=Principal.user(signed.user.name))
+        if b.tombstone_reason == reason:
+            return _done(b.key)
+    # tombstoned before this request (another user, the form sent twice): its reason stays, not this one
+    return _refused(signed, b, f"{b.key} was already tombstoned (reason: {b.tombstone_reason}): "
+                    "your reason was not recorded.")
 
 
