@@ -129,11 +129,19 @@ _IMPORTED_TABLES: Final = ("bindings", "history")
 _ALL_TABLES: Final = tuple(t.name for t in TABLES)
 
 
-#: A history row ``h`` that shows its binding published (:func:`published`) after it, with its
-#: parameters :data:`_PUBLISHED_MARKS` (a pattern of its ``before`` or ``after`` JSON: written compact with
-#: sorted keys, so a status reads ``"status":"public"``).
+#: The parameters of :func:`_shows_published`: a history row's JSON is written compact with sorted
+#: keys, so a status reads ``"status":"public"``.
 _PUBLISHED_MARKS: Final = tuple(f'%"status":"{s}"%' for s in STATUSES if published(s))
-_SHOWN_PUBLISHED: Final = "(" + " OR ".join("h.after LIKE ?" for _ in _PUBLISHED_MARKS) + ")"
+
+
+def _shows_published(column: str) -> str:
+    """SQL: the history row's ``column`` (``h.before``, ``h.after``) shows its binding published
+    (:func:`published`), with the parameters :data:`_PUBLISHED_MARKS`.
+
+    >>> _shows_published("h.after")
+    '(h.after LIKE ? OR h.after LIKE ? OR h.after LIKE ?)'
+    """
+    return "(" + " OR ".join(f"{column} LIKE ?" for _ in _PUBLISHED_MARKS) + ")"
 
 
 def _ark_naans(table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]]) -> set[str]:
@@ -1070,8 +1078,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
 
     def _was_published(self, cur: Cursor, kind: str, key: str) -> bool:
         """True if the history shows the binding published (:func:`published`: public, unavailable) at
-        some time (:data:`_SHOWN_PUBLISHED`)."""
-        sql = f"SELECT 1 FROM history h WHERE h.kind = ? AND h.key = ? AND {_SHOWN_PUBLISHED} LIMIT 1"
+        some time (:func:`_shows_published`)."""
+        shown = _shows_published("h.after")
+        sql = f"SELECT 1 FROM history h WHERE h.kind = ? AND h.key = ? AND {shown} LIMIT 1"
         self._exec(cur, sql, (kind, key, *_PUBLISHED_MARKS))
         return cur.fetchone() is not None
 
@@ -1861,9 +1870,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     "its id is held" if key == held_key else f"it qualifies {held_key}, which is held"))
             # Reserved again after it was published (an earlier build allowed it), by a change this store
             # made or a dump restored: it answers 404 where it answered before.  A few rows, sorted here.
-            made = " OR ".join("h.before LIKE ?" for _ in _PUBLISHED_MARKS)
             sql = ("SELECT b.kind, b.key FROM bindings b WHERE b.status = ? AND EXISTS (SELECT 1 FROM "
-                   f"history h WHERE h.kind = b.kind AND h.key = b.key AND h.after LIKE ? AND ({made}))")
+                   "history h WHERE h.kind = b.kind AND h.key = b.key AND h.after LIKE ? AND "
+                   f"{_shows_published('h.before')})")
             reserved = f'%"status":"{UNPUBLISHED}"%'
             for kind, key in sorted(query(sql, (UNPUBLISHED, reserved, *_PUBLISHED_MARKS))):
                 problems.append(f"binding {kind} {key}: reserved again after it was published (it answers "

@@ -475,8 +475,6 @@ def mint_one(request: Request, signed: Signed, form: dict[str, str]) -> Response
     try:
         extra = _extra(form.get("extra", ""))
         target = form.get("target", "").strip() or None
-        if status == "public" and target is None:
-            raise PidkitError("a public ARK needs a target URL")
         change = BindingChange(target=target, erc=_erc(form), status=status, extra=extra or None)
         check_new(change, allowed[form["minter"]])  # refused before an id is minted: none is used up
         ark = store.mint(form["minter"], 1, principal=who)[0]
@@ -519,8 +517,6 @@ def bind_given(request: Request, signed: Signed, form: dict[str, str]) -> Respon
         if store.get_binding(k.key) is not None:
             raise _already_bound(k.key)
         target = form.get("target", "").strip() or None
-        if status == "public" and target is None:
-            raise PidkitError("a public ARK needs a target URL")
         extra = _extra(form.get("extra", "")) or None
         change = BindingChange(target=target, erc=_erc(form), status=status, extra=extra)
         try:  # a create: one bound meanwhile (another user, a second submission) is refused, not changed
