@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from _schema import raw_sql
 from pidkit.errors import ConflictError, NotFoundError, StoreError
 from pidkit.store import ApiKey, Scope, Store, User, open_store
 from pidkit.store.accounts import (
@@ -22,6 +23,7 @@ from pidkit.store.accounts import (
     SignInRefusedError,
     TooManySignInsError,
 )
+from pidkit.store.rows import stored_time
 
 PASSWORD = "correct horse battery"
 
@@ -257,6 +259,61 @@ def test_sign_ins_at_once_are_held_to_the_limit(store: Store, monkeypatch: pytes
         "TooManySignInsError"] * (12 - MAX_FAILURES_PER_USER)
     # and at most a few 64 MiB checks at once in a process (24 at once took a worker to 1.6 GB)
     assert most[0] == 2
+
+
+def test_right_passwords_at_once_all_succeed(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An EZID client's requests in parallel (Basic authentication on each): more than the limit at once,
+    all with the right password, are all let in — the later ones wait for the checks under way instead
+    of being refused (a review found the 6th of 8 refused)."""
+    from pidkit.store import accounts
+
+    store.add_user("ann", PASSWORD, naan="99999")
+    verify = accounts._verify
+
+    def slow(digest: str, password: str) -> bool:
+        time.sleep(0.2)
+        return verify(digest, password)
+
+    monkeypatch.setattr(accounts, "_verify", slow)
+    names: list[str] = []
+
+    def attempt() -> None:
+        names.append(store.authenticate("ann", PASSWORD, address="192.0.2.1").name)
+
+    threads = [threading.Thread(target=attempt) for _ in range(2 * MAX_FAILURES_PER_USER)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert names == ["ann"] * 2 * MAX_FAILURES_PER_USER
+    assert _raw_count(store, "signin_failures") == 0
+
+
+def test_an_attempt_never_checked_is_not_counted(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check that fails by itself (out of memory, interrupted) leaves no row; the row of one whose
+    process died is ignored after a minute; attempts under way hold the others back only so long."""
+    from pidkit.store import accounts
+
+    store.add_user("ann", PASSWORD, naan="99999")
+
+    def broken(digest: str, password: str) -> bool:
+        raise MemoryError
+
+    with monkeypatch.context() as patch:
+        patch.setattr(accounts, "_verify", broken)
+        with pytest.raises(MemoryError):
+            store.authenticate("ann", PASSWORD, address="192.0.2.2")
+    assert _raw_count(store, "signin_failures") == 0
+    now = _dt.datetime.now(_dt.UTC)
+    for age in (61, 0):  # attempts of processes that died a minute ago, then of ones under way now
+        for i in range(MAX_FAILURES_PER_USER):
+            at = stored_time(now - _dt.timedelta(seconds=age, microseconds=i))
+            raw_sql(store, "INSERT INTO signin_failures VALUES (?, ?)", ("pending:user:ann", at))
+        if age:
+            assert store.authenticate("ann", PASSWORD, address="192.0.2.3").name == "ann"
+    monkeypatch.setattr(accounts, "_PENDING_WAIT", 0.3)
+    with pytest.raises(TooManySignInsError, match="at once"):
+        store.authenticate("ann", PASSWORD, address="192.0.2.4")
 
 
 def test_a_success_takes_back_its_own_count(store: Store) -> None:

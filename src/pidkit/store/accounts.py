@@ -34,6 +34,7 @@ import os
 import re
 import secrets
 import threading
+import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final
@@ -147,6 +148,14 @@ def _verify(password_hash: str, password: str) -> bool:
         return False
 
 
+#: The subject prefix of the rows of attempts being checked now (a row per account and address).
+_PENDING: Final = "pending:"
+#: A pending row older than this is a check that never ended (its process died): ignored.
+_PENDING_FOR: Final = _dt.timedelta(seconds=60)
+#: Seconds an attempt waits for the checks under way of its account or address before it is refused.
+_PENDING_WAIT: Final = 10.0
+#: Seconds between two looks while it waits.
+_PENDING_POLL: Final = 0.05
 #: Password checks running at once in this process: each Argon2id check takes 64 MiB, so a burst of
 #: sign-ins (24 at once took a worker from 95 MB to 1.6 GB) waits its turn instead.
 _VERIFYING: Final = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
@@ -190,7 +199,7 @@ class SqlAccounts:
 
         def _q(self, sql: str) -> str: ...
 
-        def _lock_naan(self, cur: Cursor, naan: str) -> None: ...
+        def _lock_signin(self, cur: Cursor, subject: str) -> None: ...
 
         def _record(
             self, cur: Cursor, principal: Principal | None, operation: str, kind: str, key: str,
@@ -346,43 +355,67 @@ class SqlAccounts:
         self, name: str, password: str, *, address: str, lifetime: _dt.timedelta | None,
     ) -> tuple[User, tuple[SessionInfo, str] | None]:
         """The one password check (rate limit, Argon2id, failures counted) and, given a ``lifetime``,
-        the session opened in the same transaction as the success is recorded."""
+        the session opened in the same transaction as the success is recorded.
+
+        An attempt is checked only while the failures of its account (and address) and the attempts of
+        it being checked now (rows of subject ``pending:…``, each removed when its check ends, ignored
+        once older than :data:`_PENDING_FOR`) stay under the limit: more wait for those to end (up to
+        :data:`_PENDING_WAIT` seconds), so attempts sent at once are held to the limit — a burst of
+        wrong passwords gets as many checks as the limit allows, and one of right passwords (an EZID
+        client's requests in parallel) waits a moment instead of being refused."""
         subjects = (f"user:{name}"[:200], f"addr:{address}"[:200])
-        with self._transaction(write=True) as cur:
-            for subject in sorted(subjects):  # the count and this attempt's row, one attempt at a time
-                self._lock_naan(cur, f"signin:{subject}")
-            stamp = _now()
-            since = _at(stamp - FAILURE_WINDOW)
-            self._exec(cur, "DELETE FROM signin_failures WHERE at <= ?", (since,))
-            limits = (MAX_FAILURES_PER_USER, MAX_FAILURES_PER_ADDRESS)
-            for subject, limit in zip(subjects, limits, strict=True):
-                count, first = self._failures(cur, subject, since)
-                if count >= limit and first is not None:
-                    first_at = time_from_stored(first) or stamp
-                    wait = max(1, int((first_at + FAILURE_WINDOW - stamp).total_seconds()) + 1)
-                    what = "this account" if subject.startswith("user:") else "this address"
-                    raise TooManySignInsError(
-                        f"too many failed sign-ins for {what}: try again in {wait // 60 + 1} minutes", wait
-                    )
-            self._exec(cur, f"SELECT password_hash, {USER_COLS} FROM users WHERE name = ?", (name,))
-            row = cur.fetchone()
-            # counted as a failure before the slow check, so attempts at once each see the ones before
-            cur.executemany(self._q("INSERT INTO signin_failures (subject, at) VALUES (?, ?)"),
-                            [(subject, _at(stamp)) for subject in subjects])  # fmt: skip
-        # a password longer than any accepted one is wrong without hashing it (no work for a huge body)
-        digest = row[0] if row is not None else _dummy_hash()
-        with _VERIFYING:
-            ok = len(password) <= _MAX_PASSWORD and _verify(digest, password)
+        pending = tuple(_PENDING + subject for subject in subjects)
+        limits = (MAX_FAILURES_PER_USER, MAX_FAILURES_PER_ADDRESS)
+        deadline = time.monotonic() + _PENDING_WAIT
+        while True:
+            with self._transaction(write=True) as cur:
+                for subject in sorted(subjects):  # the counts and this attempt's rows: one at a time
+                    self._lock_signin(cur, subject)
+                stamp = _now()
+                since = _at(stamp - FAILURE_WINDOW)
+                self._exec(cur, "DELETE FROM signin_failures WHERE at <= ?", (since,))
+                crowded = False
+                for subject, waiting, limit in zip(subjects, pending, limits, strict=True):
+                    count, first = self._failures(cur, subject, since)
+                    if count >= limit and first is not None:
+                        first_at = time_from_stored(first) or stamp
+                        wait = max(1, int((first_at + FAILURE_WINDOW - stamp).total_seconds()) + 1)
+                        what = "this account" if subject.startswith("user:") else "this address"
+                        raise TooManySignInsError(f"too many failed sign-ins for {what}: try again in "
+                                                  f"{wait // 60 + 1} minutes", wait)  # fmt: skip
+                    crowded |= count + self._failures(cur, waiting, _at(stamp - _PENDING_FOR))[0] >= limit
+                if not crowded:
+                    self._exec(cur, f"SELECT password_hash, {USER_COLS} FROM users WHERE name = ?", (name,))
+                    row = cur.fetchone()
+                    cur.executemany(self._q("INSERT INTO signin_failures (subject, at) VALUES (?, ?)"),
+                                    [(subject, _at(stamp)) for subject in pending])  # fmt: skip
+                    break
+            if time.monotonic() >= deadline:
+                raise TooManySignInsError("too many sign-ins at once for this account or address: try "
+                                          "again in a moment", 1)  # fmt: skip
+            time.sleep(_PENDING_POLL)
+        ended = self._q("DELETE FROM signin_failures WHERE subject = ? AND at = ?")  # this attempt's rows
+        mine = [(subject, _at(stamp)) for subject in pending]
+        try:
+            # a password longer than any accepted one is wrong without hashing it (no work for a huge body)
+            digest = row[0] if row is not None else _dummy_hash()
+            with _VERIFYING:
+                ok = len(password) <= _MAX_PASSWORD and _verify(digest, password)
+        except BaseException:  # not checked (interrupted, out of memory): not counted either
+            with self._transaction(write=True) as cur:
+                cur.executemany(ended, mine)
+            raise
         user = user_from_row(row[1:]) if row is not None else None
         opened: tuple[SessionInfo, str] | None = None
         with self._transaction(write=True) as cur:
+            cur.executemany(ended, mine)
             if not ok or user is None or not user.active:
+                cur.executemany(self._q("INSERT INTO signin_failures (subject, at) VALUES (?, ?)"),
+                                [(subject, _at(stamp)) for subject in subjects])  # fmt: skip
                 refused = SignInRefusedError("wrong user name or password (or the account is disabled)")
             else:
                 refused = None
                 self._exec(cur, "DELETE FROM signin_failures WHERE subject = ?", (subjects[0],))
-                self._exec(cur, "DELETE FROM signin_failures WHERE subject = ? AND at = ?",
-                           (subjects[1], _at(stamp)))  # this attempt's, counted before the check
                 if lifetime is not None:
                     token = secrets.token_urlsafe(32)
                     csrf = secrets.token_urlsafe(32)

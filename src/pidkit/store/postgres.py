@@ -77,6 +77,9 @@ NAAN_LOCK: Final = 0x6E61616E  # "naan"
 #: Advisory lock key serializing the writes that lock several NAANs in turn (imports, merge restores):
 #: like :data:`NAAN_LOCK`, one for the database ("bulk" in ASCII).
 BULK_LOCK: Final = 0x62756C6B
+#: First key of the two-key advisory locks serializing the sign-in attempts of one account or address
+#: (the second: hashtext of it): "sign" in ASCII.
+SIGNIN_LOCK: Final = 0x7369676E
 #: :meth:`PostgresStore._lock_naan`'s statement.
 _LOCK_NAAN: Final = (
     "SELECT pg_advisory_xact_lock(?, hashtext(?)) "
@@ -366,6 +369,11 @@ class PostgresStore(SqlStore):
         waits for it; taken before the restore writes anything, so a batch already under way ends
         first and none can wait on a row of the restore."""
         self._exec(cur, "LOCK TABLE minters IN SHARE ROW EXCLUSIVE MODE")
+
+    def _lock_signin(self, cur: Cursor, subject: str) -> None:
+        """:data:`SIGNIN_LOCK` and the hash of ``subject``: a lock of its own, which waits for no table
+        (a NAAN's lock statement waits for a first big import)."""
+        self._exec(cur, "SELECT pg_advisory_xact_lock(?, hashtext(?))", (SIGNIN_LOCK, subject))
 
     def _lock_many_naans(self, cur: Cursor) -> None:
         """:data:`BULK_LOCK`, for the database as the NAAN locks are (two stores of one database share

@@ -465,6 +465,12 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         otherwise not see until the commit); a backend whose write transactions are already serial
         (SQLite) leaves it empty."""
 
+    def _lock_signin(self, cur: Cursor, subject: str) -> None:
+        """Serialize, within the current transaction, the sign-in attempts of one ``subject`` (an account,
+        an address) while their count is read and their row written
+        (:meth:`~pidkit.store.accounts.SqlAccounts._check_password`); a backend whose write transactions
+        are already serial (SQLite) leaves it empty."""
+
     def _lock_many_naans(self, cur: Cursor) -> None:
         """Serialize, within the current transaction, the writes that take the locks of several NAANs
         one chunk at a time as they read them (an import, a merge restore): two of them could each hold
