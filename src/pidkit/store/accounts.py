@@ -13,9 +13,9 @@ The rules kept here, once:
   password change or disabling the user.
 * **Rate limit**: at most :data:`MAX_FAILURES_PER_USER` failed sign-ins per account and
   :data:`MAX_FAILURES_PER_ADDRESS` per client address in :data:`FAILURE_WINDOW`; past either, sign-in is
-  refused (even with the right password) until the window moves on.  An attempt is counted before its
-  password is checked (one attempt per account and address at a time takes the count), so attempts sent
-  at once are held to the same limits; a success then takes its own back.
+  refused (even with the right password) until the window moves on.  Attempts being checked count too:
+  one that would pass the limit with them waits for them to end, so attempts sent at once are held to
+  the same limits, and right passwords sent at once all get in.
 
 >>> check_user_name("ann.archivist")
 'ann.archivist'
