@@ -130,6 +130,21 @@ class Upload:
 
 #: Most parts a posted upload may have (the import form has a few fields and one file).
 MAX_PARTS: Final = 16
+#: A part's headers (unfolded) that make it a multipart of its own.
+_NESTED: Final = re.compile(rb"(?im)^content-type:[ \t]*multipart/")
+
+
+def _is_multipart(part: bytes) -> bool:
+    """Whether the headers of ``part`` (a multipart body's text between two boundaries) make it a
+    multipart of its own.
+
+    >>> _is_multipart(b'\\r\\nContent-Type:\\r\\n  Multipart/Mixed; boundary=z\\r\\n\\r\\n--z')
+    True
+    >>> _is_multipart(b'\\r\\nContent-Disposition: form-data; name="multipart/x"\\r\\n\\r\\nmultipart/')
+    False
+    """
+    headers = re.split(rb"\r?\n\r?\n", part, maxsplit=1)[0]
+    return _NESTED.search(re.sub(rb"\r?\n[ \t]+", b" ", headers)) is not None
 
 
 def read_upload(content_type: str, body: bytes) -> Upload:
@@ -147,10 +162,16 @@ def read_upload(content_type: str, body: bytes) -> Upload:
         raise FormError(415, "an upload is posted as multipart/form-data")
     head = f"Content-Type: {content_type}\r\n\r\n".encode("latin-1", "replace")
     boundary = BytesParser(policy=HTTP).parsebytes(head, headersonly=True).get_boundary()
-    if boundary and body.count(b"--" + boundary.encode("latin-1", "replace")) > MAX_PARTS + 1:
-        # the parser's time grows faster than the number of parts: 20,000 empty ones took 10 s
+    if not boundary:  # none, or empty: the parser would take every line that begins with "--" for one
+        raise FormError(400, "the upload is not a multipart form (no boundary)")
+    # The parser's time grows faster than the number of parts (20,000 empty ones took 10 s): the parts
+    # are counted first, and one that is itself multipart (parts the count does not see) is refused.
+    pieces = body.split(b"--" + boundary.encode("latin-1", "replace"))
+    if len(pieces) > MAX_PARTS + 2:
         raise FormError(400, f"the upload has more than {MAX_PARTS} parts (the form has a few fields and "
                              "one file)")  # fmt: skip
+    if any(_is_multipart(piece) for piece in pieces[1:]):
+        raise FormError(400, "a part of the upload is itself multipart (the form sends one file)")
     message_ = BytesParser(policy=HTTP).parsebytes(head + body)
     if not message_.is_multipart():
         raise FormError(400, "the upload is not a multipart form (no boundary)")
