@@ -351,6 +351,9 @@ def test_mint(ezid: tuple[TestClient, Store]) -> None:
     r = c.post("/ezid/shoulder/ark:/99999/fk4", content=b"_target: ftp://x/${identifier}",
                headers=basic("ann"))
     assert r.status_code == 400
+    r = c.post("/ezid/shoulder/ark:/99999/fk4", content=b"_target: https://example.org/x\nerc.what: a%00b",
+               headers=basic("ann"))  # refused only as it would be written (a review found an id used up)
+    assert r.status_code == 400 and "U+0000" in r.text
     assert store.minted_count() == count  # refused requests minted nothing
     r = c.post("/ezid/shoulder/ark:/12346/x5", content=b"_status: reserved", headers=basic("bob"))
     assert r.status_code == 201 and r.text.startswith("success: ark:/12346/x5")

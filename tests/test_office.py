@@ -318,7 +318,7 @@ def test_an_edit_confirmed_after_another_change_never_writes_over_it(
 
 def test_a_refused_mint_uses_no_id(office: tuple[TestClient, Store]) -> None:
     """The binding is checked before an id is minted: a refused one (an extra element name reserved for
-    EZID, a public ARK without a target) leaves the minter's counter where it was."""
+    EZID, a public ARK without a target, a NUL in its ERC) leaves the minter's counter where it was."""
     client, store = office
     csrf = sign_in(client, "ann")
 
@@ -326,7 +326,8 @@ def test_a_refused_mint_uses_no_id(office: tuple[TestClient, Store]) -> None:
         return next(m.counter for m in store.list_minters() if m.name == "m-fk4")
 
     before = counter()
-    for data in ({"target": "https://example.org/m", "extra": "_x: 1"}, {"target": ""}):
+    for data in ({"target": "https://example.org/m", "extra": "_x: 1"}, {"target": ""},
+                 {"target": "https://example.org/m", "who": "a\x00b"}):  # refused only as it is written
         r = client.post("/office/mint", data={"csrf": csrf, "minter": "m-fk4", "status": "public", **data})
         assert r.status_code == 400, r.text
     assert counter() == before

@@ -34,7 +34,6 @@ __all__ = [
     "apply_change",
     "change_from_patch",
     "changed_fields",
-    "check_new",
     "extra_from_text",
     "extra_text",
     "new_binding",
@@ -164,19 +163,6 @@ def apply_change(
     if after.status == "public" and after.target is None:
         raise StoreError("a public binding needs a target URL", text=base.text)
     return after
-
-
-def check_new(change: BindingChange, text: str) -> None:
-    """Raise what ``change`` of a new ARK binding would raise (a bad target, a public one without a
-    target, a bad extra element name), with no store: a mint checks the binding it will make before it
-    uses an id, so a refused request uses none.  ``text`` stands for the id not minted yet.
-
-    >>> check_new(BindingChange(target="https://e.org/"), "ark:99999/fk4")
-    >>> check_new(BindingChange(extra={"_x": "1"}), "ark:99999/fk4")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    pidkit.errors.StoreError: ...
-    """
-    apply_change(None, new_binding("ark", text, text), change, _T0)
 
 
 def changed_fields(before: Binding | None, after: Binding | None

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from ..codecs import iso_z
 from ..tid import TidClock
-from .changes import extra_from_text, extra_text
+from .changes import BindingChange, apply_change, extra_from_text, extra_text, new_binding
 from .records import ApiKey, Binding, Erc, HistoryEntry, MinterInfo, User, check_text, unstorable
 
 __all__ = [
@@ -159,6 +159,23 @@ def binding_values(b: Binding) -> tuple[Any, ...]:
         created, updated,
     )  # fmt: skip
     return checked_row(row, b.extra)
+
+
+def check_new(change: BindingChange, text: str) -> None:
+    """Raise what ``change`` of a new ARK binding would raise when written (a bad target, a public one
+    without a target, a bad extra element name, a character no store keeps), with no store: a mint
+    checks the binding it will make before it uses an id, so a refused request uses none.  ``text``
+    stands for the id not minted yet.
+
+    >>> check_new(BindingChange(target="https://e.org/"), "ark:99999/fk4")
+    >>> check_new(BindingChange(extra={"_x": "1"}), "ark:99999/fk4")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pidkit.errors.StoreError: ...
+    >>> check_new(BindingChange(status="reserved", erc={"who": chr(0)}), "x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pidkit.errors.StoreError: erc_who: character U+0000 not allowed in ... at position 1
+    """
+    binding_values(apply_change(None, new_binding("ark", text, text), change, _dt.datetime.now(_dt.UTC)))
 
 
 def checked_row(row: tuple[Any, ...], extra: tuple[tuple[str, str], ...]) -> tuple[Any, ...]:

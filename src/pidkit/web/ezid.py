@@ -50,9 +50,10 @@ from ..ark import Ark
 from ..errors import PidkitError
 from ..store import AlreadyBoundError, Binding, Principal, ReservedAgainError, Store, User
 from ..store.accounts import SignInRefusedError, TooManySignInsError
-from ..store.changes import BindingChange, check_new
+from ..store.changes import BindingChange
 from ..store.ezid import binding_elements, ezid_change, ezid_id, reserved_again
 from ..store.keys import minter_on, template_shoulder
+from ..store.rows import check_new
 from .errors import EZID_TYPE, RETRY_AFTER, UNAVAILABLE, ezid_error
 from .sessions import cookie_value, secure_cookie, token_of
 from .stores import settings_of, store_of

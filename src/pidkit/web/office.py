@@ -33,8 +33,8 @@ from ..store import (
     User,
     binding_version,
 )
-from ..store.changes import check_new
 from ..store.keys import ark_key, template_shoulder
+from ..store.rows import check_new
 from .auth import form_post
 from .officeviews import (
     OFFICE_CSS,
