@@ -154,7 +154,7 @@ _PENDING: Final = "pending:"
 _PENDING_FOR: Final = _dt.timedelta(seconds=60)
 #: Seconds an attempt waits for the checks under way of its account or address before it is refused.
 _PENDING_WAIT: Final = 10.0
-#: Seconds between two looks while it waits.
+#: Seconds before its second look while it waits (then twice as long each time, up to half a second).
 _PENDING_POLL: Final = 0.05
 #: Password checks running at once in this process: each Argon2id check takes 64 MiB, so a burst of
 #: sign-ins (24 at once took a worker from 95 MB to 1.6 GB) waits its turn instead.
@@ -366,7 +366,7 @@ class SqlAccounts:
         subjects = (f"user:{name}"[:200], f"addr:{address}"[:200])
         pending = tuple(_PENDING + subject for subject in subjects)
         limits = (MAX_FAILURES_PER_USER, MAX_FAILURES_PER_ADDRESS)
-        deadline = time.monotonic() + _PENDING_WAIT
+        deadline, pause = time.monotonic() + _PENDING_WAIT, _PENDING_POLL
         while True:
             with self._transaction(write=True) as cur:
                 for subject in sorted(subjects):  # the counts and this attempt's rows: one at a time
@@ -393,7 +393,8 @@ class SqlAccounts:
             if time.monotonic() >= deadline:
                 raise TooManySignInsError("too many sign-ins at once for this account or address: try "
                                           "again in a moment", 1)  # fmt: skip
-            time.sleep(_PENDING_POLL)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.5)  # a look is a write transaction: fewer, the longer it waits
         ended = self._q("DELETE FROM signin_failures WHERE subject = ? AND at = ?")  # this attempt's rows
         mine = [(subject, _at(stamp)) for subject in pending]
         try:
