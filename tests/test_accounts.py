@@ -312,8 +312,55 @@ def test_an_attempt_never_checked_is_not_counted(store: Store, monkeypatch: pyte
         if age:
             assert store.authenticate("ann", PASSWORD, address="192.0.2.3").name == "ann"
     monkeypatch.setattr(accounts, "_PENDING_WAIT", 0.3)
-    with pytest.raises(TooManySignInsError, match="at once"):
-        store.authenticate("ann", PASSWORD, address="192.0.2.4")
+    with pytest.raises(TooManySignInsError, match="at once"):  # sign_in: never a remembered password
+        store.sign_in("ann", PASSWORD, address="192.0.2.4")
+
+
+def test_a_verified_password_is_remembered_while_the_store_says_the_same(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """authenticate (Basic auth on every EZID request) checks a password once with Argon2id; the same
+    password is then let in after a read — but a wrong one is still checked and counted, a new password
+    or a disabled user forgets it, an account at its limit is refused even so, and it ends with time."""
+    from pidkit.store import accounts
+
+    store.add_user("ann", PASSWORD, naan="99999")
+    verify = accounts._verify
+    checks: list[str] = []
+
+    def counted(digest: str, password: str) -> bool:
+        checks.append(password)
+        return verify(digest, password)
+
+    monkeypatch.setattr(accounts, "_verify", counted)
+    for _ in range(3):
+        assert store.authenticate("ann", PASSWORD, address="a").name == "ann"
+    assert checks == [PASSWORD]
+    with pytest.raises(SignInRefusedError):
+        store.authenticate("ann", "wrong password", address="a")
+    assert checks == [PASSWORD, "wrong password"] and _raw_count(store, "signin_failures") == 2
+    assert store.authenticate("ann", PASSWORD, address="a").name == "ann" and len(checks) == 2
+    store.set_password("ann", "another good password")  # a new hash: the old password is forgotten
+    with pytest.raises(SignInRefusedError):
+        store.authenticate("ann", PASSWORD, address="a")
+    assert store.authenticate("ann", "another good password", address="a").name == "ann"
+    assert len(checks) == 4
+    store.disable_user("ann")
+    with pytest.raises(SignInRefusedError):
+        store.authenticate("ann", "another good password", address="a")
+    store.enable_user("ann")
+    assert store.authenticate("ann", "another good password", address="a").name == "ann"
+    for _ in range(MAX_FAILURES_PER_USER):  # the account at its limit: refused even with the right one
+        with pytest.raises((SignInRefusedError, TooManySignInsError)):
+            store.authenticate("ann", "wrong password", address="b")
+    with pytest.raises(TooManySignInsError):
+        store.authenticate("ann", "another good password", address="a")
+    raw_sql(store, "DELETE FROM signin_failures")
+    assert store.authenticate("ann", "another good password", address="a").name == "ann"
+    before = len(checks)
+    monkeypatch.setattr(accounts, "_VERIFIED_FOR", -1.0)  # remembered no longer
+    assert store.authenticate("ann", "another good password", address="a").name == "ann"
+    assert len(checks) == before + 1
 
 
 def test_a_success_takes_back_its_own_count(store: Store) -> None:

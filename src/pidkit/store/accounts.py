@@ -160,6 +160,24 @@ _PENDING_POLL: Final = 0.05
 #: sign-ins (24 at once took a worker from 95 MB to 1.6 GB) waits its turn instead.
 _VERIFYING: Final = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
 
+#: How long :meth:`SqlAccounts.authenticate` remembers a verified password (seconds).
+_VERIFIED_FOR: Final = 300.0
+#: Most users remembered at once (then forgotten all together: each comes back with one check).
+_VERIFIED_MAX: Final = 1000
+#: The key of the digests of verified passwords: this process's own, never stored.
+_MAC_KEY: Final = secrets.token_bytes(32)
+
+
+def _password_mac(password: str) -> bytes:
+    """A keyed digest of ``password`` (HMAC-SHA-256 with :data:`_MAC_KEY`): what is remembered of a
+    verified one, compared in constant time.
+
+    >>> _password_mac("a") == _password_mac("a") != _password_mac("b")
+    True
+    """
+    return hmac.new(_MAC_KEY, password.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
+
+
 _DUMMY: list[str] = []
 
 
@@ -190,6 +208,8 @@ class SqlAccounts:
 
     #: :meth:`cookie_key`, once read.
     _cookie_key: bytes | None = None
+    #: :meth:`_verified`, once made.
+    _verified_credentials: dict[str, tuple[str, bytes, float]] | None = None
 
     if TYPE_CHECKING:
 
@@ -336,8 +356,51 @@ class SqlAccounts:
         API) and return the user.  The same rules as :meth:`sign_in`: rate limited per account and per
         ``address`` (:class:`TooManySignInsError`); a wrong name or password, or a disabled user, raises
         :class:`SignInRefusedError` (one message) and counts as a failure; a success clears the
-        account's failures."""
-        return self._check_password(name, password, address=address, lifetime=None)[0]
+        account's failures.
+
+        A client sends its credentials with every request, and each Argon2id check takes 64 MiB and a
+        tenth of a second: a password verified here is remembered for :data:`_VERIFIED_FOR` as a keyed
+        digest of it beside the stored hash it matched (:meth:`_still_verified`).  The same password is
+        then let in after a read alone — while the stored hash is the same (a new password forgets it),
+        the user is active and its account and address are under their limits."""
+        user = self._still_verified(name, password, address)
+        if user is not None:
+            return user
+        user, _, digest = self._check_password(name, password, address=address, lifetime=None)
+        verified = self._verified()
+        if len(verified) >= _VERIFIED_MAX:
+            verified.clear()
+        verified[name] = (digest, _password_mac(password), time.monotonic())
+        return user
+
+    def _verified(self) -> dict[str, tuple[str, bytes, float]]:
+        """This store object's verified credentials: user name → (the stored hash it matched, the
+        password's keyed digest, when, by ``time.monotonic``)."""
+        if self._verified_credentials is None:
+            self._verified_credentials = {}
+        return self._verified_credentials
+
+    def _still_verified(self, name: str, password: str, address: str) -> User | None:
+        """The user, if ``password`` is the one verified for ``name`` within :data:`_VERIFIED_FOR` and the
+        store still says the same: the same stored hash, an active user, neither the account nor
+        ``address`` at its limit of failures; else ``None`` (the full check decides)."""
+        known = self._verified().get(name)
+        if known is None or time.monotonic() - known[2] >= _VERIFIED_FOR:
+            return None
+        if not hmac.compare_digest(known[1], _password_mac(password)):
+            return None
+        since = _at(_now() - FAILURE_WINDOW)
+        with self._transaction(write=False) as cur:
+            self._exec(cur, f"SELECT password_hash, {USER_COLS} FROM users WHERE name = ?", (name,))
+            row = cur.fetchone()
+            limits = ((f"user:{name}"[:200], MAX_FAILURES_PER_USER), (f"addr:{address}"[:200],
+                                                                     MAX_FAILURES_PER_ADDRESS))  # fmt: skip
+            if any(self._failures(cur, subject, since)[0] >= limit for subject, limit in limits):
+                return None
+        if row is None or not hmac.compare_digest(str(row[0]), known[0]):
+            return None
+        user = user_from_row(row[1:])
+        return user if user.active else None
 
     def sign_in(
         self, name: str, password: str, *, address: str, lifetime: _dt.timedelta = SESSION_LIFETIME,
@@ -346,16 +409,17 @@ class SqlAccounts:
         (for the cookie; only its SHA-256 is kept).  Rate limited per account and per ``address``
         (:class:`TooManySignInsError`); a wrong name or password, or a disabled user, raises
         :class:`SignInRefusedError` (the same message) and counts as a failure."""
-        user, opened = self._check_password(name, password, address=address, lifetime=lifetime)
+        user, opened, _ = self._check_password(name, password, address=address, lifetime=lifetime)
         if opened is None:  # pragma: no cover - a lifetime always opens one
             raise SignInRefusedError("wrong user name or password")
         return user, *opened
 
     def _check_password(
         self, name: str, password: str, *, address: str, lifetime: _dt.timedelta | None,
-    ) -> tuple[User, tuple[SessionInfo, str] | None]:
+    ) -> tuple[User, tuple[SessionInfo, str] | None, str]:
         """The one password check (rate limit, Argon2id, failures counted) and, given a ``lifetime``,
-        the session opened in the same transaction as the success is recorded.
+        the session opened in the same transaction as the success is recorded; with the stored hash the
+        password matched.
 
         An attempt is checked only while the failures of its account (and address) and the attempts of
         it being checked now (rows of subject ``pending:…``, each removed when its check ends, ignored
@@ -430,7 +494,7 @@ class SqlAccounts:
                     opened = (session, token)
         if refused is not None or user is None:
             raise refused or SignInRefusedError("wrong user name or password")
-        return user, opened
+        return user, opened, str(digest)
 
     def session(self, token: str) -> tuple[User, SessionInfo] | None:
         """The live session of a cookie's ``token`` and its user, or ``None`` (unknown, revoked,
