@@ -357,6 +357,13 @@ def test_a_verified_password_is_remembered_while_the_store_says_the_same(
         store.authenticate("ann", "another good password", address="a")
     raw_sql(store, "DELETE FROM signin_failures")
     assert store.authenticate("ann", "another good password", address="a").name == "ann"
+    for i in range(MAX_FAILURES_PER_ADDRESS):  # the address at its limit: refused too
+        with pytest.raises(SignInRefusedError):
+            store.authenticate(f"nobody{i}", "wrong password", address="c")
+    with pytest.raises(TooManySignInsError, match="this address"):
+        store.authenticate("ann", "another good password", address="c")
+    store.set_user_scope("ann", naan="99999", shoulder="b5")  # the scope is read each time
+    assert store.authenticate("ann", "another good password", address="a").scope.shoulder == "b5"
     before = len(checks)
     monkeypatch.setattr(accounts, "_VERIFIED_FOR", -1.0)  # remembered no longer
     assert store.authenticate("ann", "another good password", address="a").name == "ann"

@@ -208,8 +208,6 @@ class SqlAccounts:
 
     #: :meth:`cookie_key`, once read.
     _cookie_key: bytes | None = None
-    #: :meth:`_verified`, once made.
-    _verified_credentials: dict[str, tuple[str, bytes, float]] | None = None
 
     if TYPE_CHECKING:
 
@@ -355,14 +353,15 @@ class SqlAccounts:
         """Check ``name`` and ``password`` without opening a session (HTTP Basic authentication, EZID's
         API) and return the user.  The same rules as :meth:`sign_in`: rate limited per account and per
         ``address`` (:class:`TooManySignInsError`); a wrong name or password, or a disabled user, raises
-        :class:`SignInRefusedError` (one message) and counts as a failure; a success clears the
-        account's failures.
+        :class:`SignInRefusedError` (one message) and counts as a failure; a success checked in full
+        clears the account's failures.
 
         A client sends its credentials with every request, and each Argon2id check takes 64 MiB and a
-        tenth of a second: a password verified here is remembered for :data:`_VERIFIED_FOR` as a keyed
-        digest of it beside the stored hash it matched (:meth:`_still_verified`).  The same password is
-        then let in after a read alone — while the stored hash is the same (a new password forgets it),
-        the user is active and its account and address are under their limits."""
+        tenth of a second: a password verified here is remembered by this store object (a server
+        process) for :data:`_VERIFIED_FOR` as a keyed digest of it beside the stored hash it matched
+        (:meth:`_still_verified`).  The same password is then let in after a read alone — while the stored
+        hash is the same (a new password forgets it), the user is active and its account and address are
+        under their limits; otherwise the full check decides.  A success let in so clears no failure."""
         user = self._still_verified(name, password, address)
         if user is not None:
             return user
@@ -375,18 +374,18 @@ class SqlAccounts:
 
     def _verified(self) -> dict[str, tuple[str, bytes, float]]:
         """This store object's verified credentials: user name → (the stored hash it matched, the
-        password's keyed digest, when, by ``time.monotonic``)."""
-        if self._verified_credentials is None:
-            self._verified_credentials = {}
-        return self._verified_credentials
+        password's keyed digest, when, by ``time.monotonic``); made once (``setdefault``: one dict
+        whichever thread asks first)."""
+        verified: dict[str, tuple[str, bytes, float]] = self.__dict__.setdefault("_verified_credentials", {})
+        return verified
 
     def _still_verified(self, name: str, password: str, address: str) -> User | None:
         """The user, if ``password`` is the one verified for ``name`` within :data:`_VERIFIED_FOR` and the
         store still says the same: the same stored hash, an active user, neither the account nor
         ``address`` at its limit of failures; else ``None`` (the full check decides)."""
         known = self._verified().get(name)
-        if known is None or time.monotonic() - known[2] >= _VERIFIED_FOR:
-            return None
+        if known is None or time.monotonic() - known[2] >= _VERIFIED_FOR or len(password) > _MAX_PASSWORD:
+            return None  # (an overlong password: no digest made of it, as the full check hashes none)
         if not hmac.compare_digest(known[1], _password_mac(password)):
             return None
         since = _at(_now() - FAILURE_WINDOW)
@@ -397,7 +396,7 @@ class SqlAccounts:
                                                                      MAX_FAILURES_PER_ADDRESS))  # fmt: skip
             if any(self._failures(cur, subject, since)[0] >= limit for subject, limit in limits):
                 return None
-        if row is None or not hmac.compare_digest(str(row[0]), known[0]):
+        if row is None or str(row[0]) != known[0]:  # the stored hash (not a secret): the same text
             return None
         user = user_from_row(row[1:])
         return user if user.active else None
