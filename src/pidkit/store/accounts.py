@@ -148,6 +148,19 @@ def _verify(password_hash: str, password: str) -> bool:
         return False
 
 
+#: The limits of failed sign-ins of the two subjects of :func:`_subjects`, in their order.
+_LIMITS: Final = (MAX_FAILURES_PER_USER, MAX_FAILURES_PER_ADDRESS)
+
+
+def _subjects(name: str, address: str) -> tuple[str, str]:
+    """The subjects an attempt's failures are counted under: its account, its address.
+
+    >>> _subjects("ann", "192.0.2.1")
+    ('user:ann', 'addr:192.0.2.1')
+    """
+    return f"user:{name}"[:200], f"addr:{address}"[:200]
+
+
 #: The subject prefix of the rows of attempts being checked now (a row per account and address).
 _PENDING: Final = "pending:"
 #: A pending row older than this is a check that never ended (its process died): ignored.
@@ -392,9 +405,8 @@ class SqlAccounts:
         with self._transaction(write=False) as cur:
             self._exec(cur, f"SELECT password_hash, {USER_COLS} FROM users WHERE name = ?", (name,))
             row = cur.fetchone()
-            limits = ((f"user:{name}"[:200], MAX_FAILURES_PER_USER), (f"addr:{address}"[:200],
-                                                                     MAX_FAILURES_PER_ADDRESS))  # fmt: skip
-            if any(self._failures(cur, subject, since)[0] >= limit for subject, limit in limits):
+            limited = zip(_subjects(name, address), _LIMITS, strict=True)
+            if any(self._failures(cur, subject, since)[0] >= limit for subject, limit in limited):
                 return None
         if row is None or str(row[0]) != known[0]:  # the stored hash (not a secret): the same text
             return None
@@ -426,9 +438,8 @@ class SqlAccounts:
         :data:`_PENDING_WAIT` seconds), so attempts sent at once are held to the limit — a burst of
         wrong passwords gets as many checks as the limit allows, and one of right passwords (an EZID
         client's requests in parallel) waits a moment instead of being refused."""
-        subjects = (f"user:{name}"[:200], f"addr:{address}"[:200])
+        subjects = _subjects(name, address)
         pending = tuple(_PENDING + subject for subject in subjects)
-        limits = (MAX_FAILURES_PER_USER, MAX_FAILURES_PER_ADDRESS)
         deadline, pause = time.monotonic() + _PENDING_WAIT, _PENDING_POLL
         while True:
             with self._transaction(write=True) as cur:
@@ -438,7 +449,7 @@ class SqlAccounts:
                 since = _at(stamp - FAILURE_WINDOW)
                 self._exec(cur, "DELETE FROM signin_failures WHERE at <= ?", (since,))
                 crowded = False
-                for subject, waiting, limit in zip(subjects, pending, limits, strict=True):
+                for subject, waiting, limit in zip(subjects, pending, _LIMITS, strict=True):
                     count, first = self._failures(cur, subject, since)
                     if count >= limit and first is not None:
                         first_at = time_from_stored(first) or stamp

@@ -39,7 +39,7 @@ from typing import Final
 from ..anvl import AnvlError, read_ezid_record
 from ..errors import StoreError
 from .changes import BindingChange
-from .records import ERC_ELEMENTS, Binding, Erc, published
+from .records import ERC_ELEMENTS, Binding, Erc, ReservedAgainError, refuse_reserving_again
 
 __all__ = [
     "ERC_NAMES",
@@ -182,8 +182,10 @@ def _status_change(value: str, before: Binding | None) -> tuple[str, str | None]
     """The status (and reason) ``_status: value`` sets, by EZID's transitions: ``reserved`` only at
     creation (or kept while reserved); reserved → public / unavailable; public ↔ unavailable."""
     status, reason = read_status(value)
-    if before is not None and status == "reserved" and published(before.status):
-        raise reserved_again(value)
+    try:  # the store's rule, read here to answer in EZID's words before anything is written
+        refuse_reserving_again(before.status if before is not None else None, status, value)
+    except ReservedAgainError:
+        raise reserved_again(value) from None
     if status == "unavailable" and reason is None:
         reason = before.reason if before is not None and before.reason else NO_REASON
     return status, reason
