@@ -376,6 +376,99 @@ def test_merge_never_overwrites(new_url: Callable[[], str]) -> None:
         assert set(target.mint("a", 100)).isdisjoint(minted)
 
 
+def test_a_merge_adds_no_history_or_override_to_a_binding_it_kept(new_url: Callable[[], str]) -> None:
+    """The dump's history and overrides of a key the store binds already belong to another binding (in
+    another store): the merge keeps the store's binding and its own record of it, and skips them (counted
+    as skipped); the history of a binding the merge adds comes with it."""
+    forced, mine, theirs = "ark:55555/x1", f"ark:{NAAN}/fk4mine", f"ark:{NAAN}/fk4theirs"
+    with open_store(new_url()) as source:
+        source.add_naan(NAAN)
+        source.bind(mine, "https://example.org/source/mine")
+        source.bind(mine, "https://example.org/source/mine-changed")
+        source.bind(theirs, "https://example.org/source/theirs")
+        source.bind(forced, "https://example.org/source/forced", force=True)
+        lines = _dump(source)
+        source_history = source.history("ark", theirs)
+    with open_store(new_url()) as target:
+        target.add_naan(NAAN)
+        target.bind(mine, "https://example.org/target/mine")
+        target.bind(forced, "https://example.org/target/forced", force=True)
+        before = {ark: target.history("ark", ark) for ark in (mine, forced)}
+        overrides = target.list_overrides(forced)
+        report = target.restore(lines, merge=True)
+        assert {ark: target.history("ark", ark) for ark in (mine, forced)} == before
+        assert target.list_overrides(forced) == overrides
+        assert report.skipped["bindings"] == 2
+        assert report.skipped["history"] == 3  # mine's two rows and forced's one
+        assert report.skipped["overrides"] == 1
+        assert target.history("ark", theirs) == source_history  # the binding the merge added: its record
+        b = target.get_binding(mine)
+        assert b is not None and b.target == "https://example.org/target/mine"
+
+
+def _twice(lines: list[str], key: str) -> list[str]:
+    """``lines`` (a dump) with the bindings row of ``key`` repeated at the end of the bindings, changed
+    (another target), and the header's count raised to match."""
+    rows = [json.loads(line) for line in lines[1:]]
+    at = max(i for i, r in enumerate(rows) if r["table"] == "bindings")
+    row = next(r for r in rows if r["table"] == "bindings" and r["row"]["key"] == key)
+    again = {"table": "bindings", "row": {**row["row"], "target": "https://example.org/again"}}
+    header = json.loads(lines[0])
+    header["counts"]["bindings"] += 1
+    out = [json.dumps(header) + "\n", *lines[1:]]
+    out.insert(at + 2, json.dumps(again) + "\n")
+    return out
+
+
+@pytest.mark.parametrize("chunk", [1000, 2], ids=["one chunk", "two chunks"])
+def test_a_merge_refuses_a_dump_that_binds_a_key_twice(
+    new_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """A restore into an empty store refuses a dump binding one key twice (the primary key); a merge does
+    too, naming both lines — in one chunk of rows or in two — instead of keeping the first silently and
+    then taking the second's key for one the store kept."""
+    monkeypatch.setattr("pidkit.store.sql._CHUNK", chunk)
+    with open_store(new_url()) as source:
+        source.add_naan(NAAN)
+        for i in range(3):
+            source.bind(f"ark:{NAAN}/fk4t{i}", f"https://example.org/{i}")
+        lines = _twice(_dump(source), f"ark:{NAAN}/fk4t0")
+    first = next(n for n, line in enumerate(lines, 1) if f'"key":"ark:{NAAN}/fk4t0"' in line)
+    last = next(n for n, line in enumerate(lines, 1) if "again" in line)
+    with open_store(new_url()) as target:
+        target.add_naan(NAAN)
+        target.bind(f"ark:{NAAN}/fk4kept", "https://example.org/kept")
+        expected = _dump(target)
+        said = rf"ark:{NAAN}/fk4t0 is bound on line {first} too on line {last}"
+        with pytest.raises(StoreError, match=said):
+            target.restore(lines, merge=True)
+        assert _dump(target)[1:] == expected[1:]
+
+
+def test_a_merge_is_refused_when_another_writer_binds_one_of_its_keys_meanwhile(
+    new_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key the merge read as free and found bound when it inserted (another writer's, committed in
+    between: here the read is made to miss it) is not given the dump's history: nothing is restored."""
+    key = f"ark:{NAAN}/fk4raced"
+    with open_store(new_url()) as source:
+        source.add_naan(NAAN)
+        source.bind(key, "https://example.org/dump")
+        source.bind(f"ark:{NAAN}/fk4other", "https://example.org/other")
+        lines = _dump(source)
+    with open_store(new_url()) as target:
+        target.add_naan(NAAN)
+        target.bind(key, "https://example.org/theirs")
+        history = target.history("ark", key)
+        statuses = target._statuses  # type: ignore[attr-defined]
+        monkeypatch.setattr(target, "_statuses", lambda cur, kind, keys: [
+            row for row in statuses(cur, kind, keys) if row[0] != key])  # fmt: skip
+        with pytest.raises(StoreError, match="bound by another writer during the merge; nothing restored"):
+            target.restore(lines, merge=True)
+        assert target.history("ark", key) == history
+        assert target.get_binding(f"ark:{NAAN}/fk4other") is None
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [

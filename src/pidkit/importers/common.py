@@ -491,8 +491,9 @@ def _history(builder: DumpBuilder, store: Store, before: Mapping[str, Binding], 
     the store (``before``), ``naan.add`` / ``shoulder.add`` / ``minter.create`` rows for each NAAN, shoulder
     and minter the store does not have — the rows the store's own operations write.  (The minted log and
     holds get none, as a restore's do not.  What is added between this look and the restore is kept by
-    the merge, so such a row may name a change made meanwhile by someone else: a race of the same order
-    as two people binding one ARK at once.)"""
+    the merge: a binding's ``import`` row is then left out with it (the merge adds no history to a
+    binding it kept), but a ``naan.add``, ``shoulder.add`` or ``minter.create`` row may name a change
+    made meanwhile by someone else: a race of the same order as two people adding one NAAN at once.)"""
     naans = {n.naan: set(n.shoulders) for n in store.list_naans()}
     for naan, name, _created in builder.rows["naans"].values():
         if naan not in naans:

@@ -523,8 +523,10 @@ class Store(abc.ABC):
     def restore(self, lines: Iterable[str], *, merge: bool = False) -> RestoreReport:
         """Restore a dump (its lines, header first), all or nothing in one transaction.  The store must
         be empty unless ``merge``; then rows already there are kept as they are (never overwritten) and
-        counted as skipped.  A bad line raises :class:`~pidkit.errors.StoreError` naming its number, and
-        a dump whose rows do not match its header's counts (cut short) is refused."""
+        counted as skipped, and so are the dump's history and overrides of a binding the store has (they
+        tell of another binding of the id, in another store; a dump binding one id twice is refused).  A
+        bad line raises :class:`~pidkit.errors.StoreError` naming its number, and a dump whose rows do not
+        match its header's counts (cut short) is refused."""
 
     @abc.abstractmethod
     def create_api_key(

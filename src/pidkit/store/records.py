@@ -719,7 +719,7 @@ class ImportReport:
 @dataclass(frozen=True, slots=True)
 class RestoreReport:
     """Result of :meth:`Store.restore`: rows restored and rows skipped (``merge``: already there, kept
-    as they were), per table.
+    as they were; and the dump's history and overrides of a binding already there), per table.
 
     >>> RestoreReport({"naans": 1}, {"naans": 0}).total
     1

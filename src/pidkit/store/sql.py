@@ -120,6 +120,12 @@ _SECRET = re.compile(r"pk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 
 #: Keys per lookup statement (imports, ``resolve_many``) and rows per ``executemany`` when importing.
 _CHUNK: Final = 1000
+#: A merge restore's temporary table of the binding keys of its dump: the line of each, and whether the
+#: store kept its own binding of the key (:meth:`SqlStore._merge_bindings`).
+_MERGED: Final = "pidkit_merged"
+#: The tables whose rows belong to one binding (its ``kind`` and ``key``): a merge does not add the dump's
+#: rows of a binding it kept as the store's.
+_OF_A_BINDING: Final = frozenset({"history", "overrides"})
 
 #: Lines per chunk of a streamed import (:meth:`SqlStore.import_jsonl`): memory is bounded by this.
 _IMPORT_CHUNK: Final = 5000
@@ -1683,6 +1689,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 self._lock_many_naans(cur)
                 self._hold_mints(cur)
                 bulk.enter_context(self._bulk_insert(cur))
+                self._temp_table(cur, _MERGED, "kind TEXT NOT NULL, key TEXT NOT NULL, "
+                                 "line INTEGER NOT NULL, kept INTEGER NOT NULL, PRIMARY KEY (kind, key)")
             else:
                 refuse_unless_empty()  # before the load locks the tables: a store in use is refused at once
                 bulk.enter_context(self._load_empty(cur, _ALL_TABLES))
@@ -1764,8 +1772,78 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                     self._lock_naan(cur, naan)  # in one order within a chunk
                 locked.update(naans)
                 held = self._may_be_held(cur, table)  # read again under the locks: a hold just committed
+            if merge and table.name == "bindings":
+                inserted += self._merge_bindings(cur, table, chunk, held=held)
+                continue
+            if merge and table.name in _OF_A_BINDING:
+                chunk = self._not_of_kept(cur, table, chunk)
             inserted += self._restore_chunk(cur, table, chunk, merge, held=held)
         return inserted
+
+    def _merge_bindings(
+        self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]], *, held: bool
+    ) -> int:
+        """Merge a chunk of a dump's ``bindings`` rows: a key the store binds already keeps the store's
+        binding.  Every key of the dump is remembered in the temporary table :data:`_MERGED` with its line
+        and whether the store kept its own binding, so that the dump's history and overrides of a kept
+        key — another binding's, in another store — are not added to the store's (:meth:`_not_of_kept`),
+        and a key the dump binds twice is refused naming both lines (as a restore into an empty store
+        refuses it).  The store's keys are read under the NAAN locks the caller took (ARKs); if a key
+        was bound by another writer between that read and the insert (an id of another kind, on
+        PostgreSQL), the merge is refused rather than give that binding the dump's history."""
+        kind_at, key_at = table.columns.index("kind"), table.columns.index("key")
+        by_kind: dict[str, dict[str, int]] = {}
+        for number, values in rows:
+            first = by_kind.setdefault(values[kind_at], {}).setdefault(values[key_at], number)
+            if first != number:
+                raise StoreError(f"bindings row refused: {values[key_at]} is bound on line {first} too",
+                                 line=number)  # fmt: skip
+        for kind, keys in by_kind.items():
+            for key, earlier in self._merged_among(cur, kind, list(keys), kept_only=False):
+                raise StoreError(f"bindings row refused: {key} is bound on line {earlier} too",
+                                 line=keys[key])  # fmt: skip
+        kept = {(kind, row[0]) for kind, keys in by_kind.items()
+                for row in self._statuses(cur, kind, list(keys))}  # fmt: skip
+        cur.executemany(
+            self._q(f"INSERT INTO {_MERGED} (kind, key, line, kept) VALUES (?, ?, ?, ?)"),
+            [(kind, key, number, int((kind, key) in kept)) for kind, keys in by_kind.items()
+             for key, number in keys.items()],
+        )  # fmt: skip
+        inserted = self._restore_chunk(cur, table, rows, True, held=held)
+        if inserted != len(rows) - len(kept):
+            raise StoreError("a binding of this part of the dump was bound by another writer during the "
+                             "merge; nothing restored: merge again", line=rows[0][0])  # fmt: skip
+        return inserted
+
+    def _not_of_kept(
+        self, cur: Cursor, table: Table, rows: list[tuple[int, tuple[Any, ...]]]
+    ) -> list[tuple[int, tuple[Any, ...]]]:
+        """The rows of a chunk of history or overrides (rows naming a binding by ``kind`` and ``key``) but
+        those of a binding the merge kept as the store's (:meth:`_merge_bindings`)."""
+        kind_at, key_at = table.columns.index("kind"), table.columns.index("key")
+        by_kind: dict[str, set[str]] = {}
+        for _, values in rows:
+            by_kind.setdefault(values[kind_at], set()).add(values[key_at])
+        kept = {(kind, key) for kind, keys in by_kind.items()
+                for key, _ in self._merged_among(cur, kind, sorted(keys), kept_only=True)}  # fmt: skip
+        if not kept:
+            return rows
+        return [(number, values) for number, values in rows if (values[kind_at], values[key_at]) not in kept]
+
+    def _temp_table(self, cur: Cursor, name: str, columns: str) -> None:
+        """An empty temporary table ``name`` of ``columns`` for the rest of ``cur``'s transaction (SQLite:
+        made again by the next call; the connection is the store's one writer)."""
+        self._exec(cur, f"DROP TABLE IF EXISTS temp.{name}")
+        self._exec(cur, f"CREATE TEMP TABLE {name} ({columns})")
+
+    def _merged_among(self, cur: Cursor, kind: str, keys: Sequence[str], *, kept_only: bool) -> list[Any]:
+        """``(key, line)`` of the keys among ``keys`` (of ``kind``) that the merge's dump bound before
+        (:data:`_MERGED`); with ``kept_only``, only those whose binding the merge kept as the store's."""
+        marks = ", ".join("?" * len(keys))
+        only = " AND kept = 1" if kept_only else ""
+        self._exec(cur, f"SELECT key, line FROM {_MERGED} WHERE kind = ? AND key IN ({marks}){only}",
+                   [kind, *keys])  # fmt: skip
+        return cur.fetchall()
 
     def _may_be_held(self, cur: Cursor, table: Table) -> bool:
         """Whether :meth:`_refuse_held_published` may refuse rows of ``table`` restored now: ``bindings`` rows
