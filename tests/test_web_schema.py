@@ -99,6 +99,24 @@ def test_reading_a_binding_needs_no_key_and_the_document_says_so() -> None:
         assert client.get("/api/v1/bindings", params={"ark": "ark:99999/fk4x1"}).status_code == 200
 
 
+def test_only_the_endpoints_that_answer_409_document_it_with_its_meaning_there() -> None:
+    """409 is the minter's exhaustion for a mint, and a tombstone or a published binding reserved again
+    for a write of a binding; no other endpoint answers it (a tombstone is idempotent, a rejected import
+    is 422), so no other lists it."""
+    documented = {
+        (method.upper(), path): op["responses"]["409"]["description"]
+        for path, item in OPENAPI["paths"].items() for method, op in item.items()
+        if isinstance(op, dict) and "409" in op.get("responses", {})
+    }  # fmt: skip
+    assert documented == {
+        ("POST", "/api/v1/mint"): "conflict: the minter is exhausted",
+        ("PUT", "/api/v1/bindings"): "conflict: the ARK is tombstoned, or the write would make a published "
+                                     "binding reserved again",
+        ("PATCH", "/api/v1/bindings"): "conflict: the ARK is tombstoned, or the write would make a published "
+                                       "binding reserved again",
+    }  # fmt: skip
+
+
 def test_empty_import_body_is_refused() -> None:
     body = OPENAPI["paths"]["/api/v1/import"]["post"]["requestBody"]
     assert body["required"] is True

@@ -253,19 +253,30 @@ class ErrorOut(BaseModel):
     error: ErrorDetail
 
 
-_ERRORS: Final[dict[int | str, dict[str, Any]]] = {
-    code: {"model": ErrorOut, "description": text}
-    for code, text in (
+def _errors(conflict: str | None = None) -> dict[int | str, dict[str, Any]]:
+    """The error answers of an endpoint (its OpenAPI ``responses``), with 409 and what it means there
+    for an endpoint that answers it.
+
+    >>> sorted(_errors()), _errors("the minter is exhausted")[409]["description"]
+    ([400, 401, 403, 404, 413, 422, 503], 'conflict: the minter is exhausted')
+    """
+    answers: list[tuple[int, str]] = [
         (400, "bad input (the message names the input and position)"),
         (401, "missing or unknown API key"),
         (403, "the API key does not cover this NAAN / shoulder"),
         (404, "not found"),
-        (409, "conflict (tombstoned, exhausted, a published binding reserved again)"),
         (413, "request body too large"),
         (422, "invalid request (the error names the field)"),
         (503, "store unavailable; retry"),
-    )
-}
+    ]
+    if conflict is not None:
+        answers.append((409, f"conflict: {conflict}"))
+    return {code: {"model": ErrorOut, "description": text} for code, text in sorted(answers)}
+
+
+_ERRORS: Final = _errors()
+#: A write of a binding: what answers 409.
+_BINDING_CONFLICT: Final = "the ARK is tombstoned, or the write would make a published binding reserved again"
 
 
 def _binding_out(b: Binding) -> dict[str, Any]:
@@ -321,7 +332,7 @@ def _minter_for(store: Store, naan: str, shoulder: str) -> MinterInfo:
     raise ApiError(404, f"no minter for shoulder {shoulder!r} of NAAN {naan}", field="shoulder")
 
 
-@router.post("/mint", status_code=201, response_model=MintOut, responses=_ERRORS)
+@router.post("/mint", status_code=201, response_model=MintOut, responses=_errors("the minter is exhausted"))
 def mint(request: Request, body: MintIn, key: Annotated[ApiKey, Depends(api_key)]) -> dict[str, Any]:
     """Mint one or many ARKs on a shoulder (ids never minted twice, tombstones never reissued).  The
     key must cover the ARK shoulder of the ids minted — the one a bind of them is checked against; a
@@ -333,7 +344,8 @@ def mint(request: Request, body: MintIn, key: Annotated[ApiKey, Depends(api_key)
     return {"arks": store.mint(minter.name, body.count, principal=Principal.api_key(key.key_id))}
 
 
-@router.put("/bindings", response_model=BindingOut, responses={**_ERRORS, 201: {"model": BindingOut}})
+@router.put("/bindings", response_model=BindingOut,
+            responses={**_errors(_BINDING_CONFLICT), 201: {"model": BindingOut}})
 def put_binding(request: Request, body: BindingIn, key: Annotated[ApiKey, Depends(api_key)]) -> Response:
     """Create (201) or update (200) the binding of an ARK; its target must be an http(s) URL.  409 if it
     is tombstoned, or if the update would make a published binding (public or unavailable) reserved
@@ -364,7 +376,7 @@ def put_binding(request: Request, body: BindingIn, key: Annotated[ApiKey, Depend
 @router.patch(
     "/bindings",
     response_model=BindingOut,
-    responses=_ERRORS,
+    responses=_errors(_BINDING_CONFLICT),
     openapi_extra={"requestBody": {"content": {"application/merge-patch+json": {
         "schema": {"$ref": "#/components/schemas/BindingPatch"}}}}},
 )
