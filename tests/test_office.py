@@ -401,7 +401,12 @@ def test_bind_reserve_and_delete(office: tuple[TestClient, Store]) -> None:
     r = client.post("/office/bind", data={"csrf": csrf, "ark": "ark:99999/b5x", "status": "public"})
     assert r.status_code == 400 and "needs a target" in r.text
     r = client.post("/office/reserve", data={"csrf": csrf, "minter": "m-fk4", "count": "3"})
-    assert r.status_code == 200 and "3 reserved ids minted" in r.text
+    assert r.status_code == 303 and r.headers["location"].startswith("/office/reserved?ark=")
+    minted, listed = store.minted_count("m-fk4"), r.headers["location"]
+    for _ in range(2):  # the page of the ids, reloaded: it mints nothing more
+        r = client.get(listed)
+        assert r.status_code == 200 and "3 ids minted and reserved" in r.text
+    assert store.minted_count("m-fk4") == minted
     reserved = re.findall(r'class="mono" href="[^"]+">(ark:99999/fk4[^<]+)</a>', r.text)
     assert len(reserved) == 3
     assert all(store.get_binding(a).status == "reserved" for a in reserved)  # type: ignore[union-attr]
@@ -452,6 +457,13 @@ def test_naan_b_is_invisible_and_untouchable_for_naan_a(office: tuple[TestClient
     csrf = sign_in(client, "ann")
     before = {a: store.get_binding(a) for a in (f"ark:{OTHER}/x5secret", f"ark:{OTHER}/x5pub")}
     history = {a: store.history("ark", a) for a in before}
+    listed = client.get("/office/reserved", params=[("ark", a) for a in before])  # ids named in the URL
+    assert listed.status_code == 200 and "0 ids minted and reserved" in listed.text
+    assert OTHER not in listed.text
+    too_many = client.get("/office/reserved", params=[("ark", "ark:99999/fk4x")] * 101)
+    assert too_many.status_code == 400
+    anonymous = TestClient(client.app, follow_redirects=False).get("/office/reserved?ark=ark:99999/fk4x")
+    assert anonymous.status_code == 303 and "/office/signin" in anonymous.headers["location"]
     for ark in before:
         r = client.get(f"/office/id?ark={ark}")
         assert r.status_code == 404 and "unpublished" not in r.text and "B&#x27;s" not in r.text

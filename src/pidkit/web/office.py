@@ -498,9 +498,29 @@ def reserve(request: Request, signed: Signed, form: dict[str, str]) -> Response:
                 for a in store.mint(form["minter"], int(count), principal=who)]  # fmt: skip
     except PidkitError as exc:
         return _create_page(request, signed, form, problem=str(exc), status=400)
-    items = "".join(f'<li><a class="mono" href="{esc(_id_url(a))}">{esc(a)}</a></li>' for a in arks)
-    body = message(f"{len(arks)} reserved ids minted.") + f'<section class="card"><ul>{items}</ul></section>'
-    return office_page("Reserved ids", body, signed)
+    # answered by a page of its own (POST, redirect, GET): reloading it lists the same ids, it never
+    # submits the form again (which would mint as many more)
+    listed = "/office/reserved?" + urllib.parse.urlencode([("ark", a) for a in arks])
+    return with_headers(RedirectResponse(listed, status_code=303), OFFICE_CSS)
+
+
+@router.get("/office/reserved")
+def reserved(request: Request) -> Response:
+    """The ids a reserve form just minted (named in the URL, at most as many as one form mints): each
+    ARK within the user's scope, with its status now; one that is not is left out."""
+    signed = _user(request)
+    if isinstance(signed, Response):
+        return signed
+    asked = request.query_params.getlist("ark")
+    if len(asked) > MAX_RESERVE:
+        too_many = message(f"At most {MAX_RESERVE} ids.", bad=True)
+        return office_page("Reserved ids", too_many, signed, status=400)
+    store = store_of(request)
+    found = [b for b in (_find(store, signed.user, a) for a in asked) if b is not None]
+    items = "".join(f'<li><a class="mono" href="{esc(_id_url(b.key))}">{esc(b.key)}</a> '
+                    f"{badge(b.status)}</li>" for b in found)  # fmt: skip
+    body = message(f"{len(found)} ids minted and reserved.")
+    return office_page("Reserved ids", body + f'<section class="card"><ul>{items}</ul></section>', signed)
 
 
 @form_post(router, "/office/bind")
