@@ -4,6 +4,7 @@ scope rule for users and API keys, and ``pidkit user`` — on SQLite and Postgre
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import os
 import subprocess
 import sys
@@ -512,3 +513,61 @@ def test_an_overlong_password_is_refused_and_counted(store: Store, monkeypatch: 
     with pytest.raises(TooManySignInsError):
         store.sign_in("ann", PASSWORD, address="b")
     assert hashed == []
+
+
+TOKEN = "tok_" + "a" * 20
+
+
+def test_a_form_token_is_claimed_once_and_answers_with_what_was_settled(store: Store) -> None:
+    assert store.claim_form("ann", TOKEN) is None  # the first claim: do the work
+    assert store.claim_form("ann", TOKEN) == ""  # at work, nothing recorded yet
+    store.settle_form("ann", TOKEN, "/office/id?ark=ark%3A99999%2Ffk4x")
+    assert store.claim_form("ann", TOKEN) == "/office/id?ark=ark%3A99999%2Ffk4x"
+    assert store.claim_form("bob", TOKEN) is None  # per user
+    store.settle_form("bob", TOKEN, None)  # refused: let go, a new try
+    assert store.claim_form("bob", TOKEN) is None
+    for damaged in ("", "short", "a" * 65, "a" * 19 + "/", "é" * 20):
+        with pytest.raises(StoreError, match="damaged"):
+            store.claim_form("ann", damaged)
+    out = io.StringIO()
+    store.dump(out)
+    assert TOKEN not in out.getvalue()  # never in a dump, as sessions
+
+
+def test_a_form_token_is_forgotten_after_a_day(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pidkit.store.accounts as accounts
+
+    start = _dt.datetime(2026, 11, 1, tzinfo=_dt.UTC)
+    monkeypatch.setattr(accounts, "_now", lambda: start)
+    assert store.claim_form("ann", TOKEN) is None
+    store.settle_form("ann", TOKEN, "/office/reserved?ark=x")
+    second = _dt.timedelta(seconds=1)
+    monkeypatch.setattr(accounts, "_now", lambda: start + accounts.FORM_TOKEN_LIFETIME - second)
+    assert store.claim_form("ann", "tok_" + "b" * 20) is None
+    assert store.claim_form("ann", TOKEN) == "/office/reserved?ark=x"  # still remembered
+    monkeypatch.setattr(accounts, "_now", lambda: start + accounts.FORM_TOKEN_LIFETIME + second)
+    assert store.claim_form("ann", "tok_" + "c" * 20) is None  # a claim forgets the old ones
+    assert raw_sql(store, "SELECT count(*) FROM form_tokens WHERE token = ?", (TOKEN,)) == [(0,)]
+
+
+def test_a_form_token_sent_at_once_by_many_is_claimed_by_one(url: str) -> None:
+    """Requests sending one form at the same moment (each its own store object, as workers are): one
+    claim does the work."""
+    stores = [open_store(url) for _ in range(4)]
+    try:
+        barrier = threading.Barrier(len(stores))
+        results: list[str | None] = []
+
+        def claim(s: Store) -> None:
+            barrier.wait()
+            results.append(s.claim_form("ann", TOKEN))
+
+        threads = [threading.Thread(target=claim, args=(s,)) for s in stores]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(results, key=lambda r: r is not None) == [None, "", "", ""]
+    finally:
+        for s in stores:
+            s.close()

@@ -452,6 +452,67 @@ def test_own_api_keys(office: tuple[TestClient, Store]) -> None:
     assert r.status_code == 403
 
 
+def _forms(html: str) -> dict[str, dict[str, str]]:
+    """The hidden fields of each form of a page, by its action."""
+    found: dict[str, dict[str, str]] = {}
+    for action, inner in re.findall(r'<form method="post" action="([^"]+)">(.*?)</form>', html, re.S):
+        found[action] = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', inner))
+    return found
+
+
+def test_a_minting_form_sent_twice_mints_once(office: tuple[TestClient, Store]) -> None:
+    """The mint and reserve forms carry a one-time token: the same form sent again (a double click, a
+    retried request) is answered with the first one's page, and mints nothing more; a new rendering of
+    the form is a new token."""
+    client, store = office
+    sign_in(client, "ann")
+    page = client.get("/office/create").text
+    forms, again = _forms(page), _forms(client.get("/office/create").text)
+    assert forms["/office/mint"]["once"] != forms["/office/reserve"]["once"]
+    assert forms["/office/mint"]["once"] != again["/office/mint"]["once"]
+    count = store.minted_count("m-fk4")
+    mint = {**forms["/office/mint"], "minter": "m-fk4", "target": "https://example.org/once"}
+    first, second = client.post("/office/mint", data=mint), client.post("/office/mint", data=mint)
+    assert first.status_code == second.status_code == 303
+    assert first.headers["location"] == second.headers["location"]
+    assert store.minted_count("m-fk4") == count + 1
+    reserve = {**forms["/office/reserve"], "minter": "m-fk4", "count": "4"}
+    first, second = client.post("/office/reserve", data=reserve), client.post("/office/reserve", data=reserve)
+    assert first.status_code == second.status_code == 303
+    assert first.headers["location"] == second.headers["location"]
+    assert store.minted_count("m-fk4") == count + 5
+    # a new rendering of the form mints again
+    fresh = {**again["/office/mint"], "minter": "m-fk4", "target": "https://example.org/twice"}
+    assert client.post("/office/mint", data=fresh).status_code == 303
+    assert store.minted_count("m-fk4") == count + 6
+
+
+def test_a_minting_form_refused_can_be_sent_again_and_one_at_work_is_not_done_twice(
+    office: tuple[TestClient, Store],
+) -> None:
+    client, store = office
+    sign_in(client, "ann")
+    form = _forms(client.get("/office/create").text)["/office/mint"]
+    count = store.minted_count("m-fk4")
+    bad = {**form, "minter": "m-fk4", "target": "ftp://not-http/"}
+    assert client.post("/office/mint", data=bad).status_code == 400  # refused: nothing done, token let go
+    good = {**form, "minter": "m-fk4", "target": "https://example.org/fixed"}
+    assert client.post("/office/mint", data=good).status_code == 303
+    assert store.minted_count("m-fk4") == count + 1
+    # a form whose first sending is still at work (claimed, nothing recorded yet)
+    pending = _forms(client.get("/office/create").text)["/office/reserve"]
+    assert store.claim_form("ann", pending["once"]) is None
+    r = client.post("/office/reserve", data={**pending, "minter": "m-fk4", "count": "2"})
+    assert r.status_code == 409 and "sent already" in r.text
+    assert store.minted_count("m-fk4") == count + 1
+    damaged = {**form, "once": "x", "minter": "m-fk4", "target": "https://example.org/x"}
+    r = client.post("/office/mint", data=damaged)
+    assert r.status_code == 400 and "damaged" in r.text
+    assert store.minted_count("m-fk4") == count + 1
+    # another user's claim of the same token is another claim
+    assert store.claim_form("bob", pending["once"]) is None
+
+
 def test_naan_b_is_invisible_and_untouchable_for_naan_a(office: tuple[TestClient, Store]) -> None:
     client, store = office
     csrf = sign_in(client, "ann")

@@ -50,6 +50,7 @@ Cursor = Any
 
 __all__ = [
     "FAILURE_WINDOW",
+    "FORM_TOKEN_LIFETIME",
     "MAX_FAILURES_PER_ADDRESS",
     "MAX_FAILURES_PER_USER",
     "SESSION_LIFETIME",
@@ -69,6 +70,10 @@ MAX_FAILURES_PER_USER: Final = 5
 MAX_FAILURES_PER_ADDRESS: Final = 20
 #: How long a session lasts unless told otherwise.
 SESSION_LIFETIME: Final = _dt.timedelta(hours=8)
+#: How long a form's one-time token is remembered (:meth:`SqlAccounts.claim_form`).
+FORM_TOKEN_LIFETIME: Final = _dt.timedelta(days=1)
+#: A form's one-time token: what :func:`secrets.token_urlsafe` makes, 16 to 64 characters.
+_FORM_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 _MIN_PASSWORD: Final = 10
@@ -544,6 +549,39 @@ class SqlAccounts:
         self._exec(cur, "UPDATE sessions SET revoked_at = ? WHERE user_name = ? AND revoked_at IS NULL",
                    (stamp, name))  # fmt: skip
         return max(int(cur.rowcount), 0)
+
+    def claim_form(self, name: str, token: str) -> str | None:
+        """Claim the one-time ``token`` of a form the user ``name`` sends (the back office's forms that
+        mint): ``None`` the first time — the caller does the form's work, then :meth:`settle_form` — and
+        on every later claim what the first one settled (the page its answer redirects to), or ``""``
+        while it is not settled (still at work, or stopped before it ended).  Tokens older than
+        :data:`FORM_TOKEN_LIFETIME` are forgotten here.  A token that is not one a form carries raises
+        :class:`~pidkit.errors.StoreError`."""
+        if _FORM_TOKEN.fullmatch(token) is None:
+            raise StoreError("this form is damaged (its one-time token is not one the office made): "
+                             "open it again")  # fmt: skip
+        now = _now()
+        with self._transaction(write=True) as cur:
+            self._exec(cur, "DELETE FROM form_tokens WHERE created < ?", (_at(now - FORM_TOKEN_LIFETIME),))
+            self._exec(cur, "INSERT INTO form_tokens (user_name, token, created, result) "
+                            "VALUES (?, ?, ?, NULL) ON CONFLICT DO NOTHING",
+                       (name, token, _at(now)))  # fmt: skip
+            if cur.rowcount == 1:
+                return None
+            self._exec(cur, "SELECT result FROM form_tokens WHERE user_name = ? AND token = ?", (name, token))
+            row = cur.fetchone()
+        return "" if row is None or row[0] is None else str(row[0])
+
+    def settle_form(self, name: str, token: str, result: str | None) -> None:
+        """Record ``result`` (the page the answer redirects to) for the form token ``name`` claimed
+        (:meth:`claim_form`); ``None`` forgets the token instead: the work was refused and did nothing,
+        so sending the form again is a new try."""
+        with self._transaction(write=True) as cur:
+            if result is None:
+                self._exec(cur, "DELETE FROM form_tokens WHERE user_name = ? AND token = ?", (name, token))
+            else:
+                self._exec(cur, "UPDATE form_tokens SET result = ? WHERE user_name = ? AND token = ?",
+                           (result, name, token))  # fmt: skip
 
     def cookie_key(self) -> bytes:
         """The key that signs the session cookies (HMAC-SHA256): made once, at random, and kept in the

@@ -614,6 +614,15 @@ class Store(abc.ABC):
     def end_sessions(self, name: str) -> int:
         """Revoke every session of user ``name`` (sign out everywhere); return how many."""
 
+    @abc.abstractmethod
+    def claim_form(self, name: str, token: str) -> str | None:
+        """Claim the one-time ``token`` of a form user ``name`` sends: ``None`` the first time, then what
+        :meth:`settle_form` recorded (``""`` until it did)."""
+
+    @abc.abstractmethod
+    def settle_form(self, name: str, token: str, result: str | None) -> None:
+        """Record the result of the form token ``name`` claimed, or forget the token (``None``)."""
+
     # -- the back office's search (:mod:`pidkit.store.search`) and dashboard (:mod:`.overview`) ------
     @abc.abstractmethod
     def find_bindings(self, scope: Scope, search: Search) -> FoundPage:

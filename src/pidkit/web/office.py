@@ -10,8 +10,9 @@ whatever its status.  Every change is the store's, made as ``user:NAME`` (the hi
 
 from __future__ import annotations
 
+import secrets
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from fastapi import APIRouter, Request
@@ -418,11 +419,12 @@ def _create_page(request: Request, signed: Signed, values: Mapping[str, str] | N
     options = [(m.name, f"{m.name} — shoulder {s or '(none)'} of NAAN {m.naan}") for m, s in minters]
     if minters:
         mint = ('<section class="card"><h2>Mint a new ARK</h2><form method="post" action="/office/mint">'
-                + csrf_field(signed) + select("minter", "Minter", options, values.get("minter", ""))
+                + csrf_field(signed) + _once_field()
+                + select("minter", "Minter", options, values.get("minter", ""))
                 + _describe_fields(values) + _status_field(values.get("status", "public"))
                 + '<button type="submit">Mint</button></form></section>'
                 '<section class="card"><h2>Mint reserved ids for later</h2>'
-                '<form method="post" action="/office/reserve">' + csrf_field(signed)
+                '<form method="post" action="/office/reserve">' + csrf_field(signed) + _once_field()
                 + select("minter", "Minter", options, values.get("minter", ""), form="r")
                 + field("count", "How many", values.get("count", "10"), kind="number",
                         extra=f' min="1" max="{MAX_RESERVE}"', hint=f"1 to {MAX_RESERVE}.")
@@ -462,46 +464,93 @@ def _erc(form: Mapping[str, str]) -> dict[str, str]:
     return {k: form.get(k, "").strip() for k in ERC_LABELS}
 
 
+def _once_field() -> str:
+    """The hidden one-time token of a form that mints (:func:`_at_most_once`)."""
+    return f'<input type="hidden" name="once" value="{secrets.token_urlsafe(16)}">'
+
+
+def _at_most_once(
+    request: Request, signed: Signed, form: Mapping[str, str], work: Callable[[], str | Response]
+) -> Response:
+    """Do a minting form's ``work`` once for the one-time token the form carries (``once``, made with
+    the form: :func:`_once_field`).  ``work`` returns the page its answer redirects to, kept with the
+    token, or a page of its own (a refusal: nothing was done, and the token is let go).  The same form
+    sent again — a double click, a request retried, the browser's "send again" — is answered with the
+    first one's page (303) instead of minting as many more ids; while the first is at work, or if it
+    stopped before it ended, with a page saying so (409).  A form without a token (made before the
+    office gave them) is done as it comes."""
+    store, name, once = store_of(request), signed.user.name, form.get("once", "")
+    if once:
+        try:
+            done = store.claim_form(name, once)
+        except PidkitError as exc:
+            return _create_page(request, signed, form, problem=str(exc), status=400)
+        if done:
+            return with_headers(RedirectResponse(done, status_code=303), OFFICE_CSS)
+        if done is not None:
+            text = message("This form was sent already, and what it did is not recorded yet: it may still be "
+                           "at work, or it stopped before it ended. Look for the ids in Find before you "
+                           "send a new form.", bad=True)  # fmt: skip
+            links = '<p><a href="/office/find">Find</a> · <a href="/office/create">Create</a></p>'
+            return office_page("Sent already", text + links, signed, status=409)
+    outcome = work()  # an error (the store unavailable …) leaves the token claimed: whether an id was
+    # minted before it is not known here, so the form sent again says so rather than mint again
+    if isinstance(outcome, Response):
+        if once:
+            store.settle_form(name, once, None)
+        return outcome
+    if once:
+        store.settle_form(name, once, outcome)
+    return with_headers(RedirectResponse(outcome, status_code=303), OFFICE_CSS)
+
+
 @form_post(router, "/office/mint")
 def mint_one(request: Request, signed: Signed, form: dict[str, str]) -> Response:
-    """Mint one ARK with a minter of the user's scope and bind it; the binding is checked first, so a
-    refused one uses no id."""
+    """Mint one ARK with a minter of the user's scope and bind it, at most once per form sent; the
+    binding is checked first, so a refused one uses no id."""
     store, who = store_of(request), Principal.user(signed.user.name)
-    allowed = {m.name: f"ark:{m.naan}/{template_shoulder(m.template, m.naan)}"  # its ids' beginning
-               for m, _ in _minters(store, signed.user)}  # fmt: skip
-    if form.get("minter") not in allowed:
-        return _create_page(request, signed, form, problem="Choose a minter of your scope.", status=403)
-    status: Status = "reserved" if form.get("status") == "reserved" else "public"
-    try:
-        extra = _extra(form.get("extra", ""))
-        target = form.get("target", "").strip() or None
-        change = BindingChange(target=target, erc=_erc(form), status=status, extra=extra or None)
-        check_new(change, allowed[form["minter"]])  # refused before an id is minted: none is used up
-        ark = store.mint(form["minter"], 1, principal=who)[0]
-        b = store.change("ark", ark, change, principal=who, only_new=True)  # a new id: never merged into
-    except PidkitError as exc:
-        return _create_page(request, signed, form, problem=str(exc), status=400)
-    return _done(b.key)
+
+    def work() -> str | Response:
+        allowed = {m.name: f"ark:{m.naan}/{template_shoulder(m.template, m.naan)}"  # its ids' beginning
+                   for m, _ in _minters(store, signed.user)}  # fmt: skip
+        if form.get("minter") not in allowed:
+            return _create_page(request, signed, form, problem="Choose a minter of your scope.", status=403)
+        status: Status = "reserved" if form.get("status") == "reserved" else "public"
+        try:
+            extra = _extra(form.get("extra", ""))
+            target = form.get("target", "").strip() or None
+            change = BindingChange(target=target, erc=_erc(form), status=status, extra=extra or None)
+            check_new(change, allowed[form["minter"]])  # refused before an id is minted: none is used up
+            ark = store.mint(form["minter"], 1, principal=who)[0]
+            b = store.change("ark", ark, change, principal=who, only_new=True)  # a new id: never merged
+        except PidkitError as exc:
+            return _create_page(request, signed, form, problem=str(exc), status=400)
+        return _id_url(b.key)
+
+    return _at_most_once(request, signed, form, work)
 
 
 @form_post(router, "/office/reserve")
 def reserve(request: Request, signed: Signed, form: dict[str, str]) -> Response:
-    """Mint N ids and bind each as reserved."""
+    """Mint N ids and bind each as reserved, at most once per form sent."""
     store, who = store_of(request), Principal.user(signed.user.name)
-    if form.get("minter") not in {m.name for m, _ in _minters(store, signed.user)}:
-        return _create_page(request, signed, form, problem="Choose a minter of your scope.", status=403)
-    count = form.get("count", "")
-    if not count.isdigit() or not 1 <= int(count) <= MAX_RESERVE:
-        return _create_page(request, signed, form, problem=f"How many: 1 to {MAX_RESERVE}.", status=400)
-    try:
-        arks = [store.bind(a, None, status="reserved", principal=who).key
-                for a in store.mint(form["minter"], int(count), principal=who)]  # fmt: skip
-    except PidkitError as exc:
-        return _create_page(request, signed, form, problem=str(exc), status=400)
-    # answered by a page of its own (POST, redirect, GET): reloading it lists the same ids, it never
-    # submits the form again (which would mint as many more)
-    listed = "/office/reserved?" + urllib.parse.urlencode([("ark", a) for a in arks])
-    return with_headers(RedirectResponse(listed, status_code=303), OFFICE_CSS)
+
+    def work() -> str | Response:
+        if form.get("minter") not in {m.name for m, _ in _minters(store, signed.user)}:
+            return _create_page(request, signed, form, problem="Choose a minter of your scope.", status=403)
+        count = form.get("count", "")
+        if not count.isdigit() or not 1 <= int(count) <= MAX_RESERVE:
+            return _create_page(request, signed, form, problem=f"How many: 1 to {MAX_RESERVE}.", status=400)
+        try:
+            arks = [store.bind(a, None, status="reserved", principal=who).key
+                    for a in store.mint(form["minter"], int(count), principal=who)]  # fmt: skip
+        except PidkitError as exc:
+            return _create_page(request, signed, form, problem=str(exc), status=400)
+        # answered by a page of its own (POST, redirect, GET): reloading it lists the same ids, it never
+        # submits the form again
+        return "/office/reserved?" + urllib.parse.urlencode([("ark", a) for a in arks])
+
+    return _at_most_once(request, signed, form, work)
 
 
 @router.get("/office/reserved")
