@@ -406,6 +406,61 @@ def test_a_merge_adds_no_history_or_override_to_a_binding_it_kept(new_url: Calla
         assert b is not None and b.target == "https://example.org/target/mine"
 
 
+def test_a_merge_adds_no_history_of_an_id_the_dump_deleted_to_the_store_binding_of_it(
+    new_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An id bound reserved and deleted in the other store has history (and an override, when it was
+    forced) in the dump but no binding: the store's own binding of that id keeps its record alone — for
+    ARKs (held by the dump, so bound reserved here) and other kinds, whichever chunk of rows the dump's
+    history falls in."""
+    monkeypatch.setattr("pidkit.store.sql._CHUNK", 2)
+    ark, forced, uuid = f"ark:{NAAN}/fk4gone", "ark:55555/gone", "0b9f2ec0-7f6e-4e2b-9a51-3d1f0f6c8e11"
+    with open_store(new_url()) as source:
+        source.add_naan(NAAN)
+        source.bind(ark, None, status="reserved")
+        source.bind(forced, None, status="reserved", force=True)
+        source.bind_id("uuid", uuid, None, status="reserved")
+        for key, kind in ((ark, "ark"), (forced, "ark"), (uuid, "uuid")):
+            source.delete(kind, key)
+        source.bind(f"ark:{NAAN}/fk4kept", "https://example.org/source")  # one the merge adds
+        lines = _dump(source)
+        added = source.history("ark", f"ark:{NAAN}/fk4kept")
+    with open_store(new_url()) as target:
+        target.add_naan(NAAN)
+        target.bind(ark, None, status="reserved")  # reserved: the dump's hold of it may come (published:
+        target.bind(forced, None, status="reserved", force=True)  # the merge is refused, as it should)
+        target.bind_id("uuid", uuid, "https://example.org/target-uuid")
+        ids = ((ark, "ark"), (forced, "ark"), (uuid, "uuid"))
+        before = {key: target.history(kind, key) for key, kind in ids}
+        overrides = target.list_overrides(forced)
+        report = target.restore(lines, merge=True)
+        assert {key: target.history(kind, key) for key, kind in ids} == before
+        assert target.list_overrides(forced) == overrides
+        assert report.skipped["history"] == 6 and report.skipped["overrides"] == 1
+        assert target.history("ark", f"ark:{NAAN}/fk4kept") == added
+
+
+def test_postgres_a_merge_locks_no_binding_it_keeps(new_postgres_url: Callable[[], str]) -> None:
+    """A binding of another kind than ARK that a merge keeps as the store's is read, not locked: a change
+    to it while the merge runs goes through at once (ARKs wait for the NAAN's lock, as every bind does)."""
+    uuid = "0b9f2ec0-7f6e-4e2b-9a51-3d1f0f6c8e11"
+    with open_store(new_postgres_url()) as source:
+        source.add_naan(NAAN)
+        source.bind_id("uuid", uuid, "https://example.org/source")
+        for i in range(3):
+            source.bind(f"ark:{NAAN}/fk4m{i}", "https://example.org/m")
+        lines = _dump(source)
+    url = new_postgres_url()
+    with open_store(url) as target, open_store(url) as other:
+        target.add_naan(NAAN)
+        target.bind_id("uuid", uuid, "https://example.org/target")
+        reading, release = threading.Event(), threading.Event()
+        assert not waits_for(lambda: target.restore(_paused(lines, reading, release), merge=True), reading,
+                             release, lambda: other.bind_id("uuid", uuid, "https://example.org/changed"))
+        b = other.get_id("uuid", uuid)
+        assert b is not None and b.target == "https://example.org/changed"
+
+
 def _twice(lines: list[str], key: str) -> list[str]:
     """``lines`` (a dump) with the bindings row of ``key`` repeated at the end of the bindings, changed
     (another target), and the header's count raised to match."""
@@ -460,10 +515,10 @@ def test_a_merge_is_refused_when_another_writer_binds_one_of_its_keys_meanwhile(
         target.add_naan(NAAN)
         target.bind(key, "https://example.org/theirs")
         history = target.history("ark", key)
-        statuses = target._statuses  # type: ignore[attr-defined]
-        monkeypatch.setattr(target, "_statuses", lambda cur, kind, keys: [
-            row for row in statuses(cur, kind, keys) if row[0] != key])  # fmt: skip
-        with pytest.raises(StoreError, match="bound by another writer during the merge; nothing restored"):
+        bound = target._bound_among  # type: ignore[attr-defined]
+        monkeypatch.setattr(target, "_bound_among", lambda cur, kind, keys: [
+            k for k in bound(cur, kind, keys) if k != key])  # fmt: skip
+        with pytest.raises(StoreError, match="by another writer during the merge; nothing restored"):
             target.restore(lines, merge=True)
         assert target.history("ark", key) == history
         assert target.get_binding(f"ark:{NAAN}/fk4other") is None

@@ -570,8 +570,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
             with open(args.file, encoding="utf-8", newline="\n") as fp:
                 report = store.restore(fp, merge=args.merge)
     skipped = sum(report.skipped.values())
-    kept = (f"; {skipped} already there, kept ({_counts(report.skipped)}; the history and overrides of a "
-            "binding already there are its own)") if skipped else ""  # fmt: skip
+    own = "; the history and overrides of a binding already there are its own" \
+        if report.skipped.get("history") or report.skipped.get("overrides") else ""  # fmt: skip
+    kept = f"; {skipped} already there, kept ({_counts(report.skipped)}{own})" if skipped else ""
     print(f"restored {report.total} rows ({_counts(report.restored)}){kept}", file=sys.stderr)
     return EXIT_OK
 

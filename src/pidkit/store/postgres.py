@@ -427,12 +427,20 @@ class PostgresStore(SqlStore):
         """Dropped at the transaction's end (``ON COMMIT DROP``; a rollback takes it back with the rest)."""
         cur.execute(f"CREATE TEMP TABLE {name} ({columns}) ON COMMIT DROP")
 
-    def _merged_among(self, cur: Cursor, kind: str, keys: Sequence[str], *, kept_only: bool) -> list[Any]:
+    def _drop_temp_table(self, cur: Cursor, name: str) -> None:
+        """Nothing: the table goes at the commit (``ON COMMIT DROP``)."""
+
+    def _merged_among(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
         """A probe of the temporary table's primary key per key (:func:`_each_of`: a temporary table has
         no statistics for the planner)."""
         statement = _each_of("pidkit_merged", "key, line, kept", "kind", "key")
         self._exec(cur, statement, (list(dict.fromkeys(keys)), kind))
-        return [(key, line) for key, line, kept in cur.fetchall() if kept or not kept_only]
+        return cur.fetchall()
+
+    def _bound_among(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[str]:
+        """A probe of the primary key per key (:func:`_each_of`), locking nothing."""
+        self._exec(cur, _each_of("bindings", "key", "kind", "key"), (list(dict.fromkeys(keys)), kind))
+        return [row[0] for row in cur.fetchall()]
 
     def _statuses(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
         """One statement text for any chunk (:func:`_each_of`); the rows stay locked (``FOR

@@ -1715,6 +1715,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             if wrong:
                 problems = "; ".join(wrong)
                 raise StoreError(f"rows and header disagree (dump cut short?): {problems}; nothing restored")
+            if merge:
+                self._drop_temp_table(cur, _MERGED)
             skipped = {t: seen[t] - restored[t] for t in seen}
             restored["history"] += self._adopt(cur)
         return RestoreReport(restored, skipped)
@@ -1785,12 +1787,11 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     ) -> int:
         """Merge a chunk of a dump's ``bindings`` rows: a key the store binds already keeps the store's
         binding.  Every key of the dump is remembered in the temporary table :data:`_MERGED` with its line
-        and whether the store kept its own binding, so that the dump's history and overrides of a kept
-        key — another binding's, in another store — are not added to the store's (:meth:`_not_of_kept`),
-        and a key the dump binds twice is refused naming both lines (as a restore into an empty store
-        refuses it).  The store's keys are read under the NAAN locks the caller took (ARKs); if a key
-        was bound by another writer between that read and the insert (an id of another kind, on
-        PostgreSQL), the merge is refused rather than give that binding the dump's history."""
+        and whether the store kept its own binding (:meth:`_not_of_kept` reads it), and a key the dump
+        binds twice is refused naming both lines (as a restore into an empty store refuses it).  The
+        store's keys are read without locking them (ARKs: under the NAAN locks the caller took); if
+        another writer binds or deletes one between that read and the insert, the count of rows
+        inserted tells, and the merge is refused rather than give a binding another's history."""
         kind_at, key_at = table.columns.index("kind"), table.columns.index("key")
         by_kind: dict[str, dict[str, int]] = {}
         for number, values in rows:
@@ -1798,12 +1799,13 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             if first != number:
                 raise StoreError(f"bindings row refused: {values[key_at]} is bound on line {first} too",
                                  line=number)  # fmt: skip
-        for kind, keys in by_kind.items():
-            for key, earlier in self._merged_among(cur, kind, list(keys), kept_only=False):
-                raise StoreError(f"bindings row refused: {key} is bound on line {earlier} too",
-                                 line=keys[key])  # fmt: skip
-        kept = {(kind, row[0]) for kind, keys in by_kind.items()
-                for row in self._statuses(cur, kind, list(keys))}  # fmt: skip
+        repeated = sorted((keys[key], key, earlier) for kind, keys in by_kind.items()
+                          for key, earlier, _ in self._merged_among(cur, kind, list(keys)))  # fmt: skip
+        if repeated:
+            number, key, earlier = repeated[0]
+            raise StoreError(f"bindings row refused: {key} is bound on line {earlier} too", line=number)
+        kept = {(kind, key) for kind, keys in by_kind.items()
+                for key in self._bound_among(cur, kind, list(keys))}  # fmt: skip
         cur.executemany(
             self._q(f"INSERT INTO {_MERGED} (kind, key, line, kept) VALUES (?, ?, ?, ?)"),
             [(kind, key, number, int((kind, key) in kept)) for kind, keys in by_kind.items()
@@ -1811,39 +1813,54 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         )  # fmt: skip
         inserted = self._restore_chunk(cur, table, rows, True, held=held)
         if inserted != len(rows) - len(kept):
-            raise StoreError("a binding of this part of the dump was bound by another writer during the "
-                             "merge; nothing restored: merge again", line=rows[0][0])  # fmt: skip
+            raise StoreError("a binding of this part of the dump was bound or deleted by another writer "
+                             "during the merge; nothing restored: merge again", line=rows[0][0])  # fmt: skip
         return inserted
 
     def _not_of_kept(
         self, cur: Cursor, table: Table, rows: list[tuple[int, tuple[Any, ...]]]
     ) -> list[tuple[int, tuple[Any, ...]]]:
         """The rows of a chunk of history or overrides (rows naming a binding by ``kind`` and ``key``) but
-        those of a binding the merge kept as the store's (:meth:`_merge_bindings`)."""
+        those of an id the store bound before the merge (its binding is kept: the dump's rows tell of
+        another binding, or of one the other store deleted): a key of the dump's bindings the merge kept
+        (:meth:`_merge_bindings`), or a key the dump does not bind and the store does."""
         kind_at, key_at = table.columns.index("kind"), table.columns.index("key")
         by_kind: dict[str, set[str]] = {}
         for _, values in rows:
             by_kind.setdefault(values[kind_at], set()).add(values[key_at])
-        kept = {(kind, key) for kind, keys in by_kind.items()
-                for key, _ in self._merged_among(cur, kind, sorted(keys), kept_only=True)}  # fmt: skip
+        kept: set[tuple[str, str]] = set()
+        for kind, keys in by_kind.items():
+            merged = {key: was_kept for key, _, was_kept in self._merged_among(cur, kind, sorted(keys))}
+            kept.update((kind, key) for key, was_kept in merged.items() if was_kept)
+            others = sorted(keys - set(merged))
+            kept.update((kind, key) for key in (self._bound_among(cur, kind, others) if others else ()))
         if not kept:
             return rows
         return [(number, values) for number, values in rows if (values[kind_at], values[key_at]) not in kept]
 
     def _temp_table(self, cur: Cursor, name: str, columns: str) -> None:
-        """An empty temporary table ``name`` of ``columns`` for the rest of ``cur``'s transaction (SQLite:
-        made again by the next call; the connection is the store's one writer)."""
+        """An empty temporary table ``name`` of ``columns`` for the rest of ``cur``'s transaction, until
+        :meth:`_drop_temp_table` (SQLite: the store's one writer connection)."""
         self._exec(cur, f"DROP TABLE IF EXISTS temp.{name}")
         self._exec(cur, f"CREATE TEMP TABLE {name} ({columns})")
 
-    def _merged_among(self, cur: Cursor, kind: str, keys: Sequence[str], *, kept_only: bool) -> list[Any]:
-        """``(key, line)`` of the keys among ``keys`` (of ``kind``) that the merge's dump bound before
-        (:data:`_MERGED`); with ``kept_only``, only those whose binding the merge kept as the store's."""
+    def _drop_temp_table(self, cur: Cursor, name: str) -> None:
+        """Drop the temporary table ``name`` (:meth:`_temp_table`), in ``cur``'s transaction."""
+        self._exec(cur, f"DROP TABLE IF EXISTS temp.{name}")
+
+    def _merged_among(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
+        """``(key, line, kept)`` of the keys among ``keys`` (of ``kind``) that the merge's dump bound before
+        (:data:`_MERGED`)."""
         marks = ", ".join("?" * len(keys))
-        only = " AND kept = 1" if kept_only else ""
-        self._exec(cur, f"SELECT key, line FROM {_MERGED} WHERE kind = ? AND key IN ({marks}){only}",
+        self._exec(cur, f"SELECT key, line, kept FROM {_MERGED} WHERE kind = ? AND key IN ({marks})",
                    [kind, *keys])  # fmt: skip
         return cur.fetchall()
+
+    def _bound_among(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[str]:
+        """The keys among ``keys`` (of ``kind``) the store binds, read without locking them."""
+        marks = ", ".join("?" * len(keys))
+        self._exec(cur, f"SELECT key FROM bindings WHERE kind = ? AND key IN ({marks})", [kind, *keys])
+        return [row[0] for row in cur.fetchall()]
 
     def _may_be_held(self, cur: Cursor, table: Table) -> bool:
         """Whether :meth:`_refuse_held_published` may refuse rows of ``table`` restored now: ``bindings`` rows
