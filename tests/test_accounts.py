@@ -548,6 +548,11 @@ def test_a_form_token_is_forgotten_after_a_day(store: Store, monkeypatch: pytest
     monkeypatch.setattr(accounts, "_now", lambda: start + accounts.FORM_TOKEN_LIFETIME + second)
     assert store.claim_form("ann", "tok_" + "c" * 20) is None  # a claim forgets the old ones
     assert raw_sql(store, "SELECT count(*) FROM form_tokens WHERE token = ?", (TOKEN,)) == [(0,)]
+    assert _dt.timedelta(days=1) == accounts.FORM_TOKEN_LIFETIME
+    # kept longer when asked (sessions that last longer than a day)
+    assert store.claim_form("ann", TOKEN, keep=_dt.timedelta(hours=48)) is None
+    monkeypatch.setattr(accounts, "_now", lambda: start + _dt.timedelta(hours=24 + 47))  # 47 hours on
+    assert store.claim_form("ann", TOKEN, keep=_dt.timedelta(hours=48)) == ""
 
 
 def test_a_form_token_sent_at_once_by_many_is_claimed_by_one(url: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from _webutil import SCRIPT, Seeded
+from pidkit.errors import StoreError
 from pidkit.store import Erc, Principal, Store
 from pidkit.store.accounts import MAX_FAILURES_PER_USER
 from pidkit.web import Settings, create_app
@@ -405,7 +406,7 @@ def test_bind_reserve_and_delete(office: tuple[TestClient, Store]) -> None:
     minted, listed = store.minted_count("m-fk4"), r.headers["location"]
     for _ in range(2):  # the page of the ids, reloaded: it mints nothing more
         r = client.get(listed)
-        assert r.status_code == 200 and "3 ids minted and reserved" in r.text
+        assert r.status_code == 200 and "3 ids minted by a reserve form" in r.text
     assert store.minted_count("m-fk4") == minted
     reserved = re.findall(r'class="mono" href="[^"]+">(ark:99999/fk4[^<]+)</a>', r.text)
     assert len(reserved) == 3
@@ -513,13 +514,94 @@ def test_a_minting_form_refused_can_be_sent_again_and_one_at_work_is_not_done_tw
     assert store.claim_form("bob", pending["once"]) is None
 
 
+def test_a_minting_form_refused_after_it_minted_is_not_done_again(
+    office: tuple[TestClient, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bind refused after the ids were minted (another writer first, say): the ids are used up, the
+    answer says so, and the same form sent again mints nothing more (409); a count the form cannot read
+    is refused before anything is minted, and the form corrected is a new try."""
+    client, store = office
+    sign_in(client, "ann")
+    forms = _forms(client.get("/office/create").text)
+    count = store.minted_count("m-fk4")
+    bind, calls = store.bind, []
+
+    def third_refused(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        if len(calls) == 3:
+            raise StoreError("bound meanwhile by another writer")
+        return bind(*args, **kwargs)
+
+    monkeypatch.setattr(store, "bind", third_refused)
+    reserve = {**forms["/office/reserve"], "minter": "m-fk4", "count": "5"}
+    r = client.post("/office/reserve", data=reserve)
+    assert r.status_code == 400 and "5 ids were minted, 2 bound reserved" in r.text
+    assert client.post("/office/reserve", data=reserve).status_code == 409
+    assert store.minted_count("m-fk4") == count + 5
+    monkeypatch.setattr(store, "bind", bind)
+    change = store.change
+    monkeypatch.setattr(store, "change", lambda *a, **k: (_ for _ in ()).throw(StoreError("refused")))
+    mint = {**forms["/office/mint"], "minter": "m-fk4", "target": "https://example.org/spent"}
+    r = client.post("/office/mint", data=mint)
+    assert r.status_code == 400 and "was minted but not bound" in r.text
+    monkeypatch.setattr(store, "change", change)
+    assert client.post("/office/mint", data=mint).status_code == 409
+    assert store.minted_count("m-fk4") == count + 6
+    # a count that is digits but not ASCII ones: refused before minting, a 400 and not a 500
+    again = _forms(client.get("/office/create").text)["/office/reserve"]
+    odd = {**again, "minter": "m-fk4", "count": "\u00b2"}
+    assert client.post("/office/reserve", data=odd).status_code == 400
+    assert client.post("/office/reserve", data={**odd, "count": "2"}).status_code == 303  # let go: a new try
+    assert store.minted_count("m-fk4") == count + 8
+
+
+def test_a_minting_form_that_fails_keeps_its_token(
+    office: tuple[TestClient, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error the form did not expect (the store gone mid-way): whether an id was minted is not known, so
+    the token stays claimed and the same form sent again says it was sent, rather than mint again."""
+    client, store = office
+    sign_in(client, "ann")
+    form = _forms(client.get("/office/create").text)["/office/reserve"]
+    mint = store.mint
+    monkeypatch.setattr(store, "mint", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("connection lost")))
+    with pytest.raises(RuntimeError, match="connection lost"):
+        client.post("/office/reserve", data={**form, "minter": "m-fk4", "count": "2"})
+    monkeypatch.setattr(store, "mint", mint)
+    r = client.post("/office/reserve", data={**form, "minter": "m-fk4", "count": "2"})
+    assert r.status_code == 409 and "sent already" in r.text
+
+
+def test_a_form_token_lives_as_long_as_a_session(seeded: Seeded, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A form can be sent as long as its session lives: with sessions of 48 hours, its token is kept that
+    long (and never less than a day)."""
+    store = seeded.store
+    store.add_user("ann", PASSWORD, naan="99999")
+    kept: list[_dt.timedelta] = []
+    claim = store.claim_form
+
+    def spy(name: str, token: str, *, keep: _dt.timedelta) -> str | None:
+        kept.append(keep)
+        return claim(name, token, keep=keep)
+
+    monkeypatch.setattr(store, "claim_form", spy)
+    for hours, expected in ((48, _dt.timedelta(hours=48)), (8, _dt.timedelta(days=1))):
+        app = create_app(store, settings=Settings(max_body=65536, session_hours=hours))
+        with TestClient(app, follow_redirects=False) as client:
+            sign_in(client, "ann")
+            form = _forms(client.get("/office/create").text)["/office/mint"]
+            data = {**form, "minter": "m-fk4", "target": "https://example.org/kept"}
+            assert client.post("/office/mint", data=data).status_code == 303
+        assert kept[-1] == expected
+
+
 def test_naan_b_is_invisible_and_untouchable_for_naan_a(office: tuple[TestClient, Store]) -> None:
     client, store = office
     csrf = sign_in(client, "ann")
     before = {a: store.get_binding(a) for a in (f"ark:{OTHER}/x5secret", f"ark:{OTHER}/x5pub")}
     history = {a: store.history("ark", a) for a in before}
     listed = client.get("/office/reserved", params=[("ark", a) for a in before])  # ids named in the URL
-    assert listed.status_code == 200 and "0 ids minted and reserved" in listed.text
+    assert listed.status_code == 200 and "0 ids minted by a reserve form" in listed.text
     assert OTHER not in listed.text
     too_many = client.get("/office/reserved", params=[("ark", "ark:99999/fk4x")] * 101)
     assert too_many.status_code == 400

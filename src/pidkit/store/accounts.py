@@ -550,19 +550,21 @@ class SqlAccounts:
                    (stamp, name))  # fmt: skip
         return max(int(cur.rowcount), 0)
 
-    def claim_form(self, name: str, token: str) -> str | None:
+    def claim_form(self, name: str, token: str, *, keep: _dt.timedelta = FORM_TOKEN_LIFETIME) -> str | None:
         """Claim the one-time ``token`` of a form the user ``name`` sends (the back office's forms that
         mint): ``None`` the first time — the caller does the form's work, then :meth:`settle_form` — and
         on every later claim what the first one settled (the page its answer redirects to), or ``""``
-        while it is not settled (still at work, or stopped before it ended).  Tokens older than
-        :data:`FORM_TOKEN_LIFETIME` are forgotten here.  A token that is not one a form carries raises
-        :class:`~pidkit.errors.StoreError`."""
+        while it is not settled (still at work, or stopped before it ended).  The user's tokens older
+        than ``keep`` (at least as long as a form can be sent: its session's life) are forgotten first.
+        A token that is not one a form carries raises :class:`~pidkit.errors.StoreError`."""
         if _FORM_TOKEN.fullmatch(token) is None:
             raise StoreError("this form is damaged (its one-time token is not one the office made): "
                              "open it again")  # fmt: skip
         now = _now()
+        with self._transaction(write=True) as cur:  # the user's own: claims of two users never meet
+            self._exec(cur, "DELETE FROM form_tokens WHERE user_name = ? AND created < ?",
+                       (name, _at(now - keep)))  # fmt: skip
         with self._transaction(write=True) as cur:
-            self._exec(cur, "DELETE FROM form_tokens WHERE created < ?", (_at(now - FORM_TOKEN_LIFETIME),))
             self._exec(cur, "INSERT INTO form_tokens (user_name, token, created, result) "
                             "VALUES (?, ?, ?, NULL) ON CONFLICT DO NOTHING",
                        (name, token, _at(now)))  # fmt: skip

@@ -615,9 +615,10 @@ class Store(abc.ABC):
         """Revoke every session of user ``name`` (sign out everywhere); return how many."""
 
     @abc.abstractmethod
-    def claim_form(self, name: str, token: str) -> str | None:
+    def claim_form(self, name: str, token: str, *, keep: _dt.timedelta = ...) -> str | None:
         """Claim the one-time ``token`` of a form user ``name`` sends: ``None`` the first time, then what
-        :meth:`settle_form` recorded (``""`` until it did)."""
+        :meth:`settle_form` recorded (``""`` until it did); the user's tokens older than ``keep`` are
+        forgotten."""
 
     @abc.abstractmethod
     def settle_form(self, name: str, token: str, result: str | None) -> None:

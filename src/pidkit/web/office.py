@@ -10,6 +10,7 @@ whatever its status.  Every change is the store's, made as ``user:NAME`` (the hi
 
 from __future__ import annotations
 
+import datetime as _dt
 import secrets
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -34,6 +35,7 @@ from ..store import (
     User,
     binding_version,
 )
+from ..store.accounts import FORM_TOKEN_LIFETIME
 from ..store.keys import ark_key, template_shoulder
 from ..store.rows import check_new
 from .auth import form_post
@@ -50,7 +52,7 @@ from .officeviews import (
     when,
 )
 from .sessions import Signed, signed_in, to_signin, with_headers
-from .stores import store_of
+from .stores import settings_of, store_of
 from .templates import esc
 
 __all__ = ["ERC_LABELS", "FIND_FIELDS", "router"]
@@ -469,20 +471,34 @@ def _once_field() -> str:
     return f'<input type="hidden" name="once" value="{secrets.token_urlsafe(16)}">'
 
 
+class _Spent:
+    """A minting form refused after it minted (a bind refused, another writer first): its answer, and
+    the form's token stays claimed — the ids are used up, so the same form sent again mints nothing
+    more and says so (:func:`_at_most_once`)."""
+
+    __slots__ = ("page",)
+
+    def __init__(self, page: Response) -> None:
+        self.page = page
+
+
 def _at_most_once(
-    request: Request, signed: Signed, form: Mapping[str, str], work: Callable[[], str | Response]
+    request: Request, signed: Signed, form: Mapping[str, str], work: Callable[[], str | Response | _Spent]
 ) -> Response:
     """Do a minting form's ``work`` once for the one-time token the form carries (``once``, made with
     the form: :func:`_once_field`).  ``work`` returns the page its answer redirects to, kept with the
-    token, or a page of its own (a refusal: nothing was done, and the token is let go).  The same form
+    token; or a page of its own, a refusal before anything was minted, which lets the token go (the form
+    corrected and sent again is a new try); or a :class:`_Spent` refusal, which keeps it.  The same form
     sent again — a double click, a request retried, the browser's "send again" — is answered with the
     first one's page (303) instead of minting as many more ids; while the first is at work, or if it
-    stopped before it ended, with a page saying so (409).  A form without a token (made before the
-    office gave them) is done as it comes."""
+    stopped or was refused after minting, with a page saying so (409).  The token is remembered as long
+    as a session lasts (the form can be sent as long as its session lives), at least a day.  A form
+    without a token (made before the office gave them) is done as it comes."""
     store, name, once = store_of(request), signed.user.name, form.get("once", "")
     if once:
+        keep = max(FORM_TOKEN_LIFETIME, _dt.timedelta(hours=settings_of(request).session_hours))
         try:
-            done = store.claim_form(name, once)
+            done = store.claim_form(name, once, keep=keep)
         except PidkitError as exc:
             return _create_page(request, signed, form, problem=str(exc), status=400)
         if done:
@@ -495,6 +511,8 @@ def _at_most_once(
             return office_page("Sent already", text + links, signed, status=409)
     outcome = work()  # an error (the store unavailable …) leaves the token claimed: whether an id was
     # minted before it is not known here, so the form sent again says so rather than mint again
+    if isinstance(outcome, _Spent):
+        return outcome.page
     if isinstance(outcome, Response):
         if once:
             store.settle_form(name, once, None)
@@ -510,7 +528,7 @@ def mint_one(request: Request, signed: Signed, form: dict[str, str]) -> Response
     binding is checked first, so a refused one uses no id."""
     store, who = store_of(request), Principal.user(signed.user.name)
 
-    def work() -> str | Response:
+    def work() -> str | Response | _Spent:
         allowed = {m.name: f"ark:{m.naan}/{template_shoulder(m.template, m.naan)}"  # its ids' beginning
                    for m, _ in _minters(store, signed.user)}  # fmt: skip
         if form.get("minter") not in allowed:
@@ -522,9 +540,13 @@ def mint_one(request: Request, signed: Signed, form: dict[str, str]) -> Response
             change = BindingChange(target=target, erc=_erc(form), status=status, extra=extra or None)
             check_new(change, allowed[form["minter"]])  # refused before an id is minted: none is used up
             ark = store.mint(form["minter"], 1, principal=who)[0]
-            b = store.change("ark", ark, change, principal=who, only_new=True)  # a new id: never merged
         except PidkitError as exc:
             return _create_page(request, signed, form, problem=str(exc), status=400)
+        try:
+            b = store.change("ark", ark, change, principal=who, only_new=True)  # a new id: never merged
+        except PidkitError as exc:
+            return _Spent(_create_page(request, signed, form, status=400,
+                                       problem=f"{ark} was minted but not bound: {exc}"))
         return _id_url(b.key)
 
     return _at_most_once(request, signed, form, work)
@@ -535,17 +557,23 @@ def reserve(request: Request, signed: Signed, form: dict[str, str]) -> Response:
     """Mint N ids and bind each as reserved, at most once per form sent."""
     store, who = store_of(request), Principal.user(signed.user.name)
 
-    def work() -> str | Response:
+    def work() -> str | Response | _Spent:
         if form.get("minter") not in {m.name for m, _ in _minters(store, signed.user)}:
             return _create_page(request, signed, form, problem="Choose a minter of your scope.", status=403)
         count = form.get("count", "")
-        if not count.isdigit() or not 1 <= int(count) <= MAX_RESERVE:
+        if not (count.isascii() and count.isdigit()) or not 1 <= int(count) <= MAX_RESERVE:
             return _create_page(request, signed, form, problem=f"How many: 1 to {MAX_RESERVE}.", status=400)
         try:
-            arks = [store.bind(a, None, status="reserved", principal=who).key
-                    for a in store.mint(form["minter"], int(count), principal=who)]  # fmt: skip
+            minted = store.mint(form["minter"], int(count), principal=who)
         except PidkitError as exc:
             return _create_page(request, signed, form, problem=str(exc), status=400)
+        arks: list[str] = []
+        try:
+            for a in minted:
+                arks.append(store.bind(a, None, status="reserved", principal=who).key)
+        except PidkitError as exc:
+            said = f"{len(minted)} ids were minted, {len(arks)} bound reserved; then: {exc}"
+            return _Spent(_create_page(request, signed, form, problem=said, status=400))
         # answered by a page of its own (POST, redirect, GET): reloading it lists the same ids, it never
         # submits the form again
         return "/office/reserved?" + urllib.parse.urlencode([("ark", a) for a in arks])
@@ -565,10 +593,10 @@ def reserved(request: Request) -> Response:
         too_many = message(f"At most {MAX_RESERVE} ids.", bad=True)
         return office_page("Reserved ids", too_many, signed, status=400)
     store = store_of(request)
-    found = [b for b in (_find(store, signed.user, a) for a in asked) if b is not None]
+    found = [b for b in (_find(store, signed.user, a) for a in dict.fromkeys(asked)) if b is not None]
     items = "".join(f'<li><a class="mono" href="{esc(_id_url(b.key))}">{esc(b.key)}</a> '
                     f"{badge(b.status)}</li>" for b in found)  # fmt: skip
-    body = message(f"{len(found)} ids minted and reserved.")
+    body = message(f"{len(found)} ids minted by a reserve form, each with its status now.")
     return office_page("Reserved ids", body + f'<section class="card"><ul>{items}</ul></section>', signed)
 
 
