@@ -456,7 +456,8 @@ def test_postgres_a_merge_locks_no_binding_it_keeps(new_postgres_url: Callable[[
         target.bind_id("uuid", uuid, "https://example.org/target")
         reading, release = threading.Event(), threading.Event()
         assert not waits_for(lambda: target.restore(_paused(lines, reading, release), merge=True), reading,
-                             release, lambda: other.bind_id("uuid", uuid, "https://example.org/changed"))
+                             release, lambda: other.bind_id("uuid", uuid, "https://example.org/changed"),
+                             patience=10)  # fmt: skip
         b = other.get_id("uuid", uuid)
         assert b is not None and b.target == "https://example.org/changed"
 
