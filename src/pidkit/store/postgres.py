@@ -430,17 +430,11 @@ class PostgresStore(SqlStore):
     def _drop_temp_table(self, cur: Cursor, name: str) -> None:
         """Nothing: the table goes at the commit (``ON COMMIT DROP``)."""
 
-    def _merged_among(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
-        """A probe of the temporary table's primary key per key (:func:`_each_of`: a temporary table has
-        no statistics for the planner)."""
-        statement = _each_of("pidkit_merged", "key, line, kept", "kind", "key")
-        self._exec(cur, statement, (list(dict.fromkeys(keys)), kind))
+    def _keys_among(self, cur: Cursor, table: str, columns: str, kind: str, keys: Sequence[str]) -> list[Any]:
+        """A probe of the primary key per key (:func:`_each_of`: the planner may lack statistics, as for a
+        temporary table), locking nothing."""
+        self._exec(cur, _each_of(table, columns, "kind", "key"), (list(dict.fromkeys(keys)), kind))
         return cur.fetchall()
-
-    def _bound_among(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[str]:
-        """A probe of the primary key per key (:func:`_each_of`), locking nothing."""
-        self._exec(cur, _each_of("bindings", "key", "kind", "key"), (list(dict.fromkeys(keys)), kind))
-        return [row[0] for row in cur.fetchall()]
 
     def _statuses(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
         """One statement text for any chunk (:func:`_each_of`); the rows stay locked (``FOR

@@ -1848,19 +1848,21 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         """Drop the temporary table ``name`` (:meth:`_temp_table`), in ``cur``'s transaction."""
         self._exec(cur, f"DROP TABLE IF EXISTS temp.{name}")
 
+    def _keys_among(self, cur: Cursor, table: str, columns: str, kind: str, keys: Sequence[str]) -> list[Any]:
+        """``columns`` of the rows of ``table`` (keyed by ``kind`` and ``key``) whose key is among ``keys``
+        (of ``kind``), read without locking them."""
+        marks = ", ".join("?" * len(keys))
+        self._exec(cur, f"SELECT {columns} FROM {table} WHERE kind = ? AND key IN ({marks})", [kind, *keys])
+        return cur.fetchall()
+
     def _merged_among(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[Any]:
         """``(key, line, kept)`` of the keys among ``keys`` (of ``kind``) that the merge's dump bound before
         (:data:`_MERGED`)."""
-        marks = ", ".join("?" * len(keys))
-        self._exec(cur, f"SELECT key, line, kept FROM {_MERGED} WHERE kind = ? AND key IN ({marks})",
-                   [kind, *keys])  # fmt: skip
-        return cur.fetchall()
+        return self._keys_among(cur, _MERGED, "key, line, kept", kind, keys)
 
     def _bound_among(self, cur: Cursor, kind: str, keys: Sequence[str]) -> list[str]:
         """The keys among ``keys`` (of ``kind``) the store binds, read without locking them."""
-        marks = ", ".join("?" * len(keys))
-        self._exec(cur, f"SELECT key FROM bindings WHERE kind = ? AND key IN ({marks})", [kind, *keys])
-        return [row[0] for row in cur.fetchall()]
+        return [row[0] for row in self._keys_among(cur, "bindings", "key", kind, keys)]
 
     def _may_be_held(self, cur: Cursor, table: Table) -> bool:
         """Whether :meth:`_refuse_held_published` may refuse rows of ``table`` restored now: ``bindings`` rows
