@@ -309,7 +309,8 @@ def test_an_attempt_never_checked_is_not_counted(store: Store, monkeypatch: pyte
     for age in (61, 0):  # attempts of processes that died a minute ago, then of ones under way now
         for i in range(MAX_FAILURES_PER_USER):
             at = stored_time(now - _dt.timedelta(seconds=age, microseconds=i))
-            raw_sql(store, "INSERT INTO signin_failures VALUES (?, ?)", ("pending:user:ann", at))
+            row = ("pending:user:ann", at)
+            raw_sql(store, "INSERT INTO signin_failures (subject, at) VALUES (?, ?)", row)
         if age:
             assert store.authenticate("ann", PASSWORD, address="192.0.2.3").name == "ann"
     monkeypatch.setattr(accounts, "_PENDING_WAIT", 0.3)
@@ -382,6 +383,26 @@ def test_a_success_takes_back_its_own_count(store: Store) -> None:
         store.authenticate("ann", "wrong password", address="203.0.113.5")
     assert _raw_count(store, "signin_failures") == 2  # the account's and the address's
 
+
+
+def test_a_success_forgives_only_the_failures_of_its_own_address(store: Store) -> None:
+    """Failed guesses from other addresses stay counted when the user signs in (before, any success
+    cleared the account's failures: an attacker got a fresh allowance each time the user signed in);
+    the user's own mistakes, from the address that then succeeds, are taken back."""
+    store.add_user("ann", PASSWORD, naan="99999")
+    for i in range(MAX_FAILURES_PER_USER - 2):  # an attacker, from addresses of their own
+        with pytest.raises(SignInRefusedError):
+            store.authenticate("ann", "guess", address=f"198.51.100.{i}")
+    with pytest.raises(SignInRefusedError):  # ann mistypes once, then signs in, from her address
+        store.sign_in("ann", "typo password", address="192.0.2.1")
+    assert store.sign_in("ann", PASSWORD, address="192.0.2.1")[0].name == "ann"
+    assert store.authenticate("ann", PASSWORD, address="192.0.2.1").name == "ann"
+    with pytest.raises(SignInRefusedError):  # the attacker's guesses still count: two more reach the limit
+        store.authenticate("ann", "guess", address="198.51.100.50")
+    with pytest.raises(SignInRefusedError):
+        store.authenticate("ann", "guess", address="198.51.100.51")
+    with pytest.raises(TooManySignInsError, match="this account"):
+        store.sign_in("ann", PASSWORD, address="192.0.2.1")
 
 def test_one_scope_rule_for_users_and_api_keys() -> None:
     """ApiKey.allows and User.scope both decide through Scope.allows (DESIGN.md: one function)."""

@@ -15,7 +15,8 @@ The rules kept here, once:
   :data:`MAX_FAILURES_PER_ADDRESS` per client address in :data:`FAILURE_WINDOW`; past either, sign-in is
   refused (even with the right password) until the window moves on.  Attempts being checked count too:
   one that would pass the limit with them waits for them to end, so attempts sent at once are held to
-  the same limits, and right passwords sent at once all get in.
+  the same limits, and right passwords sent at once all get in.  A success takes back only the
+  account's failures from its own address.
 
 >>> check_user_name("ann.archivist")
 'ann.archivist'
@@ -372,7 +373,7 @@ class SqlAccounts:
         API) and return the user.  The same rules as :meth:`sign_in`: rate limited per account and per
         ``address`` (:class:`TooManySignInsError`); a wrong name or password, or a disabled user, raises
         :class:`SignInRefusedError` (one message) and counts as a failure; a success checked in full
-        clears the account's failures.
+        clears the account's failures sent from ``address`` (:meth:`sign_in`).
 
         A client sends its credentials with every request, and each Argon2id check takes 64 MiB and a
         tenth of a second: a password verified here is remembered by this store object (a server
@@ -424,7 +425,10 @@ class SqlAccounts:
         """Check ``name`` and ``password`` and open a session: return the user, the session and its token
         (for the cookie; only its SHA-256 is kept).  Rate limited per account and per ``address``
         (:class:`TooManySignInsError`); a wrong name or password, or a disabled user, raises
-        :class:`SignInRefusedError` (the same message) and counts as a failure."""
+        :class:`SignInRefusedError` (the same message) and counts as a failure.  A success clears the
+        account's failures sent from ``address`` (the user's own mistakes); failures from other addresses
+        stay counted until :data:`FAILURE_WINDOW` moves past them, so an attacker guessing from elsewhere
+        gets no fresh allowance each time the user signs in."""
         user, opened, _ = self._check_password(name, password, address=address, lifetime=lifetime)
         if opened is None:  # pragma: no cover - a lifetime always opens one
             raise SignInRefusedError("wrong user name or password")
@@ -490,12 +494,13 @@ class SqlAccounts:
         with self._transaction(write=True) as cur:
             cur.executemany(ended, mine)
             if not ok or user is None or not user.active:
-                cur.executemany(self._q("INSERT INTO signin_failures (subject, at) VALUES (?, ?)"),
-                                [(subject, _at(stamp)) for subject in subjects])  # fmt: skip
+                failed = "INSERT INTO signin_failures (subject, at, address) VALUES (?, ?, ?)"
+                cur.executemany(self._q(failed), [(subject, _at(stamp), subjects[1]) for subject in subjects])
                 refused = SignInRefusedError("wrong user name or password (or the account is disabled)")
             else:
                 refused = None
-                self._exec(cur, "DELETE FROM signin_failures WHERE subject = ?", (subjects[0],))
+                # the account's failures from this address only: another's, from elsewhere, stay counted
+                self._exec(cur, "DELETE FROM signin_failures WHERE subject = ? AND address = ?", subjects)
                 if lifetime is not None:
                     token = secrets.token_urlsafe(32)
                     csrf = secrets.token_urlsafe(32)
