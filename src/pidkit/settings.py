@@ -32,6 +32,10 @@ variable                       meaning                                         d
 ``PIDKIT_EZID_BASE``           the path EZID's API is served below (``pidkit    ``/ezid``
                                serve --ezid-base``; docs/ezid.md)
 ``PIDKIT_OAI_ADMIN_EMAIL``     OAI-PMH Identify's ``adminEmail`` (docs/oai.md)  ``oai-admin@example.org``
+``PIDKIT_TRUSTED_PROXIES``     addresses or networks of the reverse proxies     none
+                               whose ``X-Forwarded-For``/``-Proto`` are
+                               believed, comma-separated (``pidkit serve
+                               --trusted-proxies``; docs/deployment.md)
 =============================  ==============================================  =====================
 
 >>> s = Settings.from_env({"PIDKIT_MAX_BODY": "1024"})
@@ -41,6 +45,7 @@ variable                       meaning                                         d
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -113,6 +118,8 @@ class Settings:
     ezid_base: str = DEFAULT_EZID_BASE
     #: OAI-PMH Identify's ``adminEmail`` (:mod:`pidkit.web.oai`).
     oai_admin_email: str = DEFAULT_OAI_ADMIN_EMAIL
+    #: The reverse proxies (addresses, networks) whose forwarded client address and scheme are believed.
+    trusted_proxies: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -143,7 +150,43 @@ class Settings:
             session_hours=_positive_int(env, "PIDKIT_SESSION_HOURS", 8),
             ezid_base=check_base_path(env.get("PIDKIT_EZID_BASE") or DEFAULT_EZID_BASE, "PIDKIT_EZID_BASE"),
             oai_admin_email=_email(env.get("PIDKIT_OAI_ADMIN_EMAIL") or DEFAULT_OAI_ADMIN_EMAIL),
+            trusted_proxies=check_proxies(env.get("PIDKIT_TRUSTED_PROXIES") or "", "PIDKIT_TRUSTED_PROXIES"),
         )
+
+
+def check_proxies(text: str, name: str = "trusted proxies") -> tuple[str, ...]:
+    """The trusted reverse proxies of ``text``: comma-separated IP addresses and networks (CIDR), each
+    in its normal form; a bad entry raises :class:`~pidkit.errors.PidkitError` naming ``name`` and the
+    entry's position.  Behind a proxy every request comes from the proxy's address, so the sign-in limits
+    per client address (:mod:`pidkit.store.accounts`) would count every client as one: a proxy named
+    here is believed when it says whom it forwards for (``X-Forwarded-For``) and over which scheme
+    (``X-Forwarded-Proto``); nobody else is.  ``*`` (believe anyone) is refused: a client reaching the
+    service directly could then choose its own address.
+
+    >>> check_proxies("127.0.0.1, 172.16.0.0/12,::1")
+    ('127.0.0.1', '172.16.0.0/12', '::1')
+    >>> check_proxies("")
+    ()
+    >>> check_proxies("127.0.0.1,nginx", "PIDKIT_TRUSTED_PROXIES")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.PidkitError: PIDKIT_TRUSTED_PROXIES: not an IP ... in '127.0.0.1,nginx' at position 11
+    """
+    entries: list[str] = []
+    start = 0
+    for part in text.split(","):
+        entry = part.strip()
+        if entry:
+            try:
+                network = "/" in entry
+                found = ipaddress.ip_network(entry, strict=False) if network else ipaddress.ip_address(entry)
+            except ValueError:
+                position = start + part.index(entry) + 1
+                raise PidkitError(f"{name}: not an IP address or network (CIDR)", text=text,
+                                  position=position) from None  # fmt: skip
+            entries.append(str(found))
+        start += len(part) + 1
+    return tuple(entries)
 
 
 def check_base_path(path: str, name: str = "base path") -> str:

@@ -18,6 +18,7 @@ import errno
 import os
 import socket
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -66,6 +67,11 @@ def register(sub: Subparsers) -> None:
                    "the public NAAN registry resolve get a 404 (sets PIDKIT_OFFLINE)")
     p.add_argument("--ezid-base", metavar="PATH",
                    help="the path EZID's API is served below (default /ezid; sets PIDKIT_EZID_BASE)")
+    p.add_argument("--trusted-proxies", metavar="LIST",
+                   help="IP addresses or networks (comma-separated, e.g. 172.16.0.0/12) of the reverse "
+                   "proxies whose X-Forwarded-For and X-Forwarded-Proto are believed: the client's address "
+                   "for the sign-in limits, the scheme for cookies (default none; sets "
+                   "PIDKIT_TRUSTED_PROXIES)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=cmd_serve)
 
@@ -137,20 +143,31 @@ def _check_registry() -> None:
 ACCESS_LOG_LEVELS: Final = frozenset({"info", "debug"})
 
 
-def uvicorn_config(*, workers: int, log_level: str, host: str, port: int, max_header: int) -> uvicorn.Config:
+def uvicorn_config(
+    *, workers: int, log_level: str, host: str, port: int, max_header: int,
+    trusted_proxies: Sequence[str] = (),
+) -> uvicorn.Config:
     """The ``uvicorn.Config`` of ``pidkit serve``: :data:`APP_FACTORY` in each worker over
-    :data:`HTTP_PROTOCOL`, no proxy headers trusted, no ``server`` header, and uvicorn's access log only
-    at a level that writes it (below, uvicorn would still format every request's line for nothing).
+    :data:`HTTP_PROTOCOL`, proxy headers believed only from ``trusted_proxies``
+    (:func:`~pidkit.settings.check_proxies`; uvicorn takes the client's address as the right-most entry of
+    ``X-Forwarded-For`` that is not a trusted proxy), no ``server`` header, and uvicorn's access log only at
+    a level that writes it (below, uvicorn would still format every request's line for nothing).
 
     >>> config = uvicorn_config(workers=2, log_level="warning", host="127.0.0.1", port=0, max_header=65536)
     >>> config.access_log, config.proxy_headers, config.http
     (False, False, 'pidkit.web.protocol:GuardedProtocol')
+    >>> config = uvicorn_config(workers=1, log_level="warning", host="127.0.0.1", port=0, max_header=65536,
+    ...                         trusted_proxies=("10.0.0.0/8",))
+    >>> config.proxy_headers, config.forwarded_allow_ips
+    (True, ['10.0.0.0/8'])
     """
     import uvicorn
 
     return uvicorn.Config(APP_FACTORY, factory=True, workers=workers, log_level=log_level,
                           access_log=log_level in ACCESS_LOG_LEVELS, host=host, port=port,
-                          proxy_headers=False, server_header=False, http=HTTP_PROTOCOL,
+                          proxy_headers=bool(trusted_proxies),
+                          forwarded_allow_ips=list(trusted_proxies) or None, server_header=False,
+                          http=HTTP_PROTOCOL,
                           h11_max_incomplete_event_size=max_header, timeout_keep_alive=KEEP_ALIVE)
 
 
@@ -184,6 +201,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["PIDKIT_OFFLINE"] = "1"
     if args.ezid_base is not None:
         os.environ["PIDKIT_EZID_BASE"] = args.ezid_base  # checked by Settings.from_env below
+    if args.trusted_proxies is not None:
+        os.environ["PIDKIT_TRUSTED_PROXIES"] = args.trusted_proxies  # the same
     settings = Settings.from_env()  # fail now, not in every worker, on a bad variable
     _check_registry()
 
@@ -210,7 +229,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"pidkit serve: listening on {base}", file=out, flush=True)
 
     config = uvicorn_config(workers=args.workers, log_level=args.log_level, host=args.host, port=port,
-                            max_header=settings.max_header)
+                            max_header=settings.max_header, trusted_proxies=settings.trusted_proxies)
     try:
         if args.workers > 1:
             Multiprocess(config, sockets=[sock]).run()
