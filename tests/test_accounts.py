@@ -384,7 +384,6 @@ def test_a_success_takes_back_its_own_count(store: Store) -> None:
     assert _raw_count(store, "signin_failures") == 2  # the account's and the address's
 
 
-
 def test_a_success_forgives_only_the_failures_of_its_own_address(store: Store) -> None:
     """Failed guesses from other addresses stay counted when the user signs in (before, any success
     cleared the account's failures: an attacker got a fresh allowance each time the user signed in);
@@ -403,6 +402,27 @@ def test_a_success_forgives_only_the_failures_of_its_own_address(store: Store) -
         store.authenticate("ann", "guess", address="198.51.100.51")
     with pytest.raises(TooManySignInsError, match="this account"):
         store.sign_in("ann", PASSWORD, address="192.0.2.1")
+
+
+def test_a_success_takes_back_exactly_its_accounts_rows_from_its_address(store: Store) -> None:
+    """What a success deletes, row by row: the account's failures from its address — not the address's
+    own count, not another account's failures from that address, not the account's failures from
+    elsewhere, not a row without an address (written before migration 13)."""
+    store.add_user("ann", PASSWORD, naan="99999")
+    store.add_user("bob", PASSWORD, naan="99999")
+    for name, address in (("ann", "192.0.2.1"), ("bob", "192.0.2.1"), ("ann", "198.51.100.9")):
+        with pytest.raises(SignInRefusedError):
+            store.sign_in(name, "wrong password", address=address)
+    at = stored_time(_dt.datetime.now(_dt.UTC))
+    raw_sql(store, "INSERT INTO signin_failures (subject, at) VALUES (?, ?)", ("user:ann", at))
+    assert store.sign_in("ann", PASSWORD, address="192.0.2.1")[0].name == "ann"
+    left = raw_sql(store, "SELECT subject, address FROM signin_failures")
+    assert sorted(left, key=repr) == sorted([
+        ("addr:192.0.2.1", "addr:192.0.2.1"), ("addr:192.0.2.1", "addr:192.0.2.1"),
+        ("addr:198.51.100.9", "addr:198.51.100.9"), ("user:ann", "addr:198.51.100.9"), ("user:ann", None),
+        ("user:bob", "addr:192.0.2.1"),
+    ], key=repr)  # fmt: skip
+
 
 def test_one_scope_rule_for_users_and_api_keys() -> None:
     """ApiKey.allows and User.scope both decide through Scope.allows (DESIGN.md: one function)."""
