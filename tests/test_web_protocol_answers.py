@@ -68,12 +68,16 @@ class Transport(asyncio.Transport):
 class Served:
     """An app over a seeded SQLite file, uvicorn's configuration and server state, and a loop."""
 
-    def __init__(self, url: str, loop: asyncio.AbstractEventLoop, *, log_level: str = "warning") -> None:
+    def __init__(
+        self, url: str, loop: asyncio.AbstractEventLoop, *, log_level: str = "warning",
+        trusted: list[str] | None = None,
+    ) -> None:
         self.url = url
         self.loop = loop
         self.app = create_app(url)
         self.config = Config(self.app, log_level=log_level, access_log=log_level == "info",
-                             proxy_headers=False, http=Protocol, timeout_keep_alive=5)
+                             proxy_headers=trusted is not None, forwarded_allow_ips=trusted, http=Protocol,
+                             timeout_keep_alive=5)  # fmt: skip
         self.config.load()
         self.state = ServerState()
         self.state.default_headers = [DATE]
@@ -389,6 +393,42 @@ def test_an_answer_from_the_protocol_is_logged_as_uvicorn_logs_it(
         '127.0.0.1:50000 - "GET /ark%3A99999/fk4x1 HTTP/1.0" 302',
         '127.0.0.1:50000 - "GET /ark%3A99999/fk4x1 HTTP/1.0" 302',
     ]
+
+
+def test_behind_a_trusted_proxy_the_protocol_still_answers_and_logs_the_forwarded_client(
+    store_file: str, counted: list[str], run: Any
+) -> None:
+    """``pidkit serve --trusted-proxies`` puts uvicorn's proxy-header middleware in front of the app: the
+    protocol still asks the app behind it, and its log line names the client the proxy forwards for, as
+    the middleware would have made it for the app (before, the middleware hid ``kept_redirect``, so
+    every deployment behind a proxy lost the kept answers)."""
+
+    class Lines(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines.append(record.getMessage())
+
+    lines = Lines()
+    access = logging.getLogger("uvicorn.access")
+    forwarded = "X-Forwarded-For: 192.0.2.9, 203.0.113.5\r\nX-Forwarded-Proto: https\r\n"
+    ask = get("/ark:99999/fk4x1", headers=forwarded)
+
+    async def body(loop: asyncio.AbstractEventLoop) -> None:
+        served = await Served(store_file, loop, log_level="info", trusted=["127.0.0.1"]).opened()
+        access.addHandler(lines)
+        decided = await served.connect().send(ask)  # by the app, through the middleware
+        assert decided.startswith(b"HTTP/1.1 302 ")
+        assert await served.connect().send(ask) == decided  # by the protocol
+        assert counted == ["/ark:99999/fk4x1"]
+
+    try:
+        run(body)
+    finally:
+        access.removeHandler(lines)
+    assert lines.lines == ['203.0.113.5:0 - "GET /ark%3A99999/fk4x1 HTTP/1.1" 302'] * 2
 
 
 def test_pidkit_serve_gives_uvicorn_an_app_the_protocol_can_ask(

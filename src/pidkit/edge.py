@@ -367,7 +367,8 @@ location / {{
     # no URI after the address: nginx forwards the request line's path as sent
     proxy_pass {upstream};
     proxy_set_header Host $host;
-    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+    # the client's address as nginx sees it, not what the client wrote (pidkit --trusted-proxies)
+    proxy_set_header X-Forwarded-For $remote_addr;
     proxy_set_header X-Forwarded-Proto $scheme;
     proxy_redirect off;
 }}

@@ -165,25 +165,37 @@ def check_proxies(text: str, name: str = "trusted proxies") -> tuple[str, ...]:
 
     >>> check_proxies("127.0.0.1, 172.16.0.0/12,::1")
     ('127.0.0.1', '172.16.0.0/12', '::1')
+    >>> check_proxies(" 172.30.80.10 ,,")
+    ('172.30.80.10',)
     >>> check_proxies("")
     ()
     >>> check_proxies("127.0.0.1,nginx", "PIDKIT_TRUSTED_PROXIES")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     pidkit.errors.PidkitError: PIDKIT_TRUSTED_PROXIES: not an IP ... in '127.0.0.1,nginx' at position 11
+    >>> check_proxies("10.0.0.1/8")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.PidkitError: trusted proxies: not an IP ...: 10.0.0.1/8 has host bits set in ...
+    >>> check_proxies("::/0")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.PidkitError: trusted proxies: ::/0 is every address (as '*' would be) in '::/0' ...
     """
     entries: list[str] = []
     start = 0
     for part in text.split(","):
         entry = part.strip()
         if entry:
+            position = start + part.index(entry) + 1
             try:
-                network = "/" in entry
-                found = ipaddress.ip_network(entry, strict=False) if network else ipaddress.ip_address(entry)
-            except ValueError:
-                position = start + part.index(entry) + 1
-                raise PidkitError(f"{name}: not an IP address or network (CIDR)", text=text,
+                found = ipaddress.ip_network(entry) if "/" in entry else ipaddress.ip_address(entry)
+            except ValueError as exc:  # a host name, '*', a network with host bits set (a typo?) …
+                raise PidkitError(f"{name}: not an IP address or network (CIDR): {exc}", text=text,
                                   position=position) from None  # fmt: skip
+            if isinstance(found, ipaddress.IPv4Network | ipaddress.IPv6Network) and found.prefixlen == 0:
+                raise PidkitError(f"{name}: {entry} is every address (as '*' would be)", text=text,
+                                  position=position)  # fmt: skip
             entries.append(str(found))
         start += len(part) + 1
     return tuple(entries)

@@ -32,8 +32,9 @@ in front should set the same bounds (``docs/recipes.md``).
 from __future__ import annotations
 
 import asyncio
+import copy
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
 import h11
@@ -140,11 +141,36 @@ class GuardedH11Protocol(_HeaderGuard, H11Protocol):
 
 try:
     import httptools
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
     from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
     from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 except ImportError:  # pragma: no cover - httptools not installed: uvicorn uses h11
     GuardedProtocol: type[asyncio.Protocol] = GuardedH11Protocol
 else:
+
+    async def _nothing(scope: Any, receive: Any, send: Any) -> None:
+        """An ASGI app that does nothing (behind :func:`_forwarding`'s middleware)."""
+
+    def _forwarding(app: Any) -> tuple[Any, Callable[[Any], Coroutine[Any, Any, None]] | None]:
+        """The app behind uvicorn's proxy-header middleware (``pidkit serve --trusted-proxies``) and that
+        middleware's rewrite of a scope on its own (the same object over an app that does nothing: the
+        client address and scheme it believes, for the access log of an answer the protocol writes); the
+        app itself and ``None`` when there is no such middleware."""
+        if not isinstance(app, ProxyHeadersMiddleware):
+            return app, None
+        rewrite = copy.copy(app)
+        rewrite.app = _nothing
+        unused: Any = None  # the rewrite never receives nor sends: the app behind it does nothing
+        return app.app, lambda scope: rewrite(scope, unused, unused)
+
+    def _run_at_once(coroutine: Coroutine[Any, Any, None]) -> None:
+        """Run ``coroutine``, which never waits (:func:`_forwarding`'s rewrite), to its end."""
+        try:
+            coroutine.send(None)
+        except StopIteration:
+            return
+        coroutine.close()  # pragma: no cover - uvicorn's middleware awaits only the app
+        raise RuntimeError("the proxy-header middleware waited")  # pragma: no cover
 
     class GuardedHttpToolsProtocol(_HeaderGuard, HttpToolsProtocol):
         """uvicorn's httptools protocol with the header bounds (headers are incomplete from a
@@ -156,9 +182,12 @@ else:
             self._in_headers = True
             self._begun = False  # the next request's first byte has been parsed
             self._answered = False  # the request being parsed was answered by _answer_kept
-            # Not while uvicorn bounds concurrency (its 503 app answers then).
+            # Not while uvicorn bounds concurrency (its 503 app answers then).  Behind uvicorn's
+            # proxy-header middleware the app is asked all the same (a redirect does not depend on the
+            # client's address or scheme); the middleware's rewrite makes the access log line's client.
+            app, self._forwarded = _forwarding(self.app)
             self._kept: Callable[[Any], tuple[int, bytes] | None] | None = (
-                None if self.limit_concurrency is not None else getattr(self.app, "kept_redirect", None)
+                None if self.limit_concurrency is not None else getattr(app, "kept_redirect", None)
             )
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -241,6 +270,8 @@ else:
                 return False
             status, location = kept
             if self.access_log:
+                if self._forwarded is not None:
+                    _run_at_once(self._forwarded(scope))
                 self.access_logger.info('%s - "%s %s HTTP/%s" %d', get_client_addr(scope), scope["method"],
                                         get_path_with_query_string(scope), scope["http_version"], status)
             keep_alive = http_version != "1.0" and parser.should_keep_alive()
