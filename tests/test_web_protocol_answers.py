@@ -121,6 +121,17 @@ class Connection:
         self.protocol.connection_lost(None)
 
 
+class Lines(logging.Handler):
+    """The messages logged to the logger it is added to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
 def get(path: str, *, method: str = "GET", version: str = "1.1", headers: str = "") -> bytes:
     return f"{method} {path} HTTP/{version}\r\nHost: t\r\n{headers}\r\n".encode()
 
@@ -360,14 +371,6 @@ def test_a_request_target_the_parser_refuses_gets_uvicorns_400(store_file: str, 
 def test_an_answer_from_the_protocol_is_logged_as_uvicorn_logs_it(
     store_file: str, counted: list[str], run: Any
 ) -> None:
-    class Lines(logging.Handler):
-        def __init__(self) -> None:
-            super().__init__()
-            self.lines: list[str] = []
-
-        def emit(self, record: logging.LogRecord) -> None:
-            self.lines.append(record.getMessage())
-
     lines = Lines()
     access = logging.getLogger("uvicorn.access")
     asks = [get("/ark:99999/fk4x1"), get("/ark:/99999/fk4coll/p%20q?"),
@@ -402,14 +405,6 @@ def test_behind_a_trusted_proxy_the_protocol_still_answers_and_logs_the_forwarde
     protocol still asks the app behind it, and its log line names the client the proxy forwards for, as
     the middleware would have made it for the app (before, the middleware hid ``kept_redirect``, so
     every deployment behind a proxy lost the kept answers)."""
-
-    class Lines(logging.Handler):
-        def __init__(self) -> None:
-            super().__init__()
-            self.lines: list[str] = []
-
-        def emit(self, record: logging.LogRecord) -> None:
-            self.lines.append(record.getMessage())
 
     lines = Lines()
     access = logging.getLogger("uvicorn.access")
