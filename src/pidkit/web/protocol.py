@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import urllib.parse
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
@@ -151,6 +152,11 @@ else:
     async def _nothing(scope: Any, receive: Any, send: Any) -> None:
         """An ASGI app that does nothing (behind :func:`_forwarding`'s middleware)."""
 
+    #: :func:`_forwarding`'s answer for each middleware (made once per worker, not per connection).
+    _FORWARDING: weakref.WeakKeyDictionary[Any, tuple[Any, Callable[[Any], Coroutine[Any, Any, None]]]] = (
+        weakref.WeakKeyDictionary()
+    )
+
     def _forwarding(app: Any) -> tuple[Any, Callable[[Any], Coroutine[Any, Any, None]] | None]:
         """The app behind uvicorn's proxy-header middleware (``pidkit serve --trusted-proxies``) and that
         middleware's rewrite of a scope on its own (the same object over an app that does nothing: the
@@ -158,10 +164,13 @@ else:
         app itself and ``None`` when there is no such middleware."""
         if not isinstance(app, ProxyHeadersMiddleware):
             return app, None
-        rewrite = copy.copy(app)
-        rewrite.app = _nothing
-        unused: Any = None  # the rewrite never receives nor sends: the app behind it does nothing
-        return app.app, lambda scope: rewrite(scope, unused, unused)
+        found = _FORWARDING.get(app)
+        if found is None:
+            rewrite = copy.copy(app)
+            rewrite.app = _nothing
+            unused: Any = None  # the rewrite never receives nor sends: the app behind it does nothing
+            found = _FORWARDING[app] = (app.app, lambda scope: rewrite(scope, unused, unused))
+        return found
 
     def _run_at_once(coroutine: Coroutine[Any, Any, None]) -> None:
         """Run ``coroutine``, which never waits (:func:`_forwarding`'s rewrite), to its end."""
