@@ -25,7 +25,7 @@ import re
 import secrets
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from typing import IO, Any, Final, NamedTuple, Protocol
+from typing import IO, Any, Final, NamedTuple, Protocol, TypeVar
 
 from ..ark.noid import Template
 from ..codecs import iso_z
@@ -112,6 +112,9 @@ _SCHEMA_VERSION_DDL: Final = (
     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied TEXT NOT NULL)"
 )
 
+
+#: What a chunk's insert returns (:meth:`SqlStore._restore_chunk_by`).
+_Inserted = TypeVar("_Inserted")
 
 #: Secret format: ``pk_<keyid>_<random>``; key id 16 hex digits, random 32 bytes (base64url).
 _KEY_ID_BYTES: Final = 8
@@ -1658,6 +1661,21 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         cur.executemany(self._q(sql), rows)
         return max(cur.rowcount, 0)  # the sum over the rows (DB-API drivers here): a merge's skips excluded
 
+    def _insert_new_bindings(
+        self, cur: Cursor, table: Table, rows: Sequence[tuple[Any, ...]]
+    ) -> list[tuple[str, str]]:
+        """Insert the ``bindings`` rows whose key is free, as one atomic step per row (``ON CONFLICT DO
+        NOTHING``), and return the ``(kind, key)`` of each row inserted: the others' keys the store
+        binds.  Row by row here (SQLite's ``executemany`` drops what ``RETURNING`` returns; its one
+        writer makes the chunk's statements as good as one)."""
+        sql = self._q(f"INSERT INTO bindings ({', '.join(table.columns)}) VALUES "
+                      f"({', '.join('?' * len(table.columns))}) ON CONFLICT DO NOTHING RETURNING kind, key")
+        inserted: list[tuple[str, str]] = []
+        for values in rows:
+            cur.execute(sql, values)
+            inserted += [(kind, key) for kind, key in cur.fetchall()]
+        return inserted
+
     def restore(self, lines: Iterable[str], *, merge: bool = False) -> RestoreReport:
         """Restore a dump (see :meth:`Store.restore`)."""
         numbered = enumerate(lines, 1)
@@ -1788,10 +1806,10 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         """Merge a chunk of a dump's ``bindings`` rows: a key the store binds already keeps the store's
         binding.  Every key of the dump is remembered in the temporary table :data:`_MERGED` with its line
         and whether the store kept its own binding (:meth:`_not_of_kept` reads it), and a key the dump
-        binds twice is refused naming both lines (as a restore into an empty store refuses it).  The
-        store's keys are read without locking them (ARKs: under the NAAN locks the caller took); if
-        another writer binds or deletes one between that read and the insert, the count of rows
-        inserted tells, and the merge is refused rather than give a binding another's history."""
+        binds twice is refused naming both lines (as a restore into an empty store refuses it).  Which
+        keys the store kept is what the insert itself reports (:meth:`_insert_new_bindings`), never a
+        read made before it: a key another writer binds or deletes meanwhile is kept or merged as the
+        insert finds it, and its history follows the binding the store ends up with."""
         kind_at, key_at = table.columns.index("kind"), table.columns.index("key")
         by_kind: dict[str, dict[str, int]] = {}
         for number, values in rows:
@@ -1804,18 +1822,13 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         if repeated:
             number, key, earlier = repeated[0]
             raise StoreError(f"bindings row refused: {key} is bound on line {earlier} too", line=number)
-        kept = {(kind, key) for kind, keys in by_kind.items()
-                for key in self._bound_among(cur, kind, list(keys))}  # fmt: skip
+        new = set(self._restore_chunk_by(cur, table, rows, self._insert_new_bindings, held=held))
         cur.executemany(
             self._q(f"INSERT INTO {_MERGED} (kind, key, line, kept) VALUES (?, ?, ?, ?)"),
-            [(kind, key, number, int((kind, key) in kept)) for kind, keys in by_kind.items()
+            [(kind, key, number, int((kind, key) not in new)) for kind, keys in by_kind.items()
              for key, number in keys.items()],
         )  # fmt: skip
-        inserted = self._restore_chunk(cur, table, rows, True, held=held)
-        if inserted != len(rows) - len(kept):
-            raise StoreError("a binding of this part of the dump was bound or deleted by another writer "
-                             "during the merge; nothing restored: merge again", line=rows[0][0])  # fmt: skip
-        return inserted
+        return len(new)
 
     def _not_of_kept(
         self, cur: Cursor, table: Table, rows: list[tuple[int, tuple[Any, ...]]]
@@ -1876,17 +1889,29 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]], merge: bool, *,
         held: bool = True,
     ) -> int:
-        """Insert a chunk of dump rows (``(line number, values)``); a row the database refuses (a
-        duplicate key, a broken reference, a check) is found again row by row to name its line.  With
-        ``held`` (:meth:`_may_be_held`) the rows are then checked by :meth:`_refuse_held_published`."""
+        """Insert a chunk of dump rows (``(line number, values)``) with :meth:`_insert_rows` (see
+        :meth:`_restore_chunk_by`); return how many were inserted."""
+        def insert(cur: Cursor, table: Table, values: Sequence[tuple[Any, ...]]) -> int:
+            return self._insert_rows(cur, table, values, merge)
+
+        return self._restore_chunk_by(cur, table, rows, insert, held=held)
+
+    def _restore_chunk_by(
+        self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]],
+        insert: Callable[[Cursor, Table, Sequence[tuple[Any, ...]]], _Inserted], *, held: bool = True,
+    ) -> _Inserted:
+        """Insert a chunk of dump rows (``(line number, values)``) with ``insert`` and return what it
+        returns; a row the database refuses (a duplicate key, a broken reference, a check) is found
+        again row by row to name its line.  With ``held`` (:meth:`_may_be_held`) the rows are then
+        checked by :meth:`_refuse_held_published`."""
         self._exec(cur, "SAVEPOINT pidkit_restore")
         try:
-            inserted = self._insert_rows(cur, table, [values for _, values in rows], merge)
+            inserted = insert(cur, table, [values for _, values in rows])
         except self._db_errors:
             self._exec(cur, "ROLLBACK TO SAVEPOINT pidkit_restore")
             for number, values in rows:  # the whole transaction is rolled back after the first failure
                 try:
-                    self._insert_rows(cur, table, [values], merge)
+                    insert(cur, table, [values])
                 except self._db_errors as exc:
                     said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                     raise StoreError(f"{table.name} row refused: {said}", line=number) from None
