@@ -181,7 +181,7 @@ def test_a_dry_run_is_the_report_and_writes_nothing(store: Store) -> None:
     assert preview.outcomes == done.outcomes and preview.summary() == done.summary()
     assert done.restored["bindings"] == 5 and done.restored["history"] == 8  # 5 + NAAN, shoulder, minter
     assert [(h.operation, h.principal) for h in store.history("ark", "ark:99999/tst51q1")] == [
-        ("import", "user:root")
+        ("merge", "user:root")
     ]
     assert [h.operation for h in store.history("naan", "99999")] == ["naan.add", "shoulder.add"]
     assert store.history("minter", "noid-99999-tst5")[0].principal == "user:root"

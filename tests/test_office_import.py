@@ -601,7 +601,7 @@ def test_an_administrator_imports_a_noid_database(office: Office) -> None:
     minter = store.get_minter("noid-99999-sq")
     assert (minter.template, minter.counter) == ("sq.sdd", 10)
     assert store.check() == []
-    assert _history_of(store, "ark", "ark:99999/sq04") == [("import", "user:root")]
+    assert _history_of(store, "ark", "ark:99999/sq04") == [("merge", "user:root")]
     assert _history_of(store, "minter", "noid-99999-sq") == [("minter.create", "user:root")]
     assert ("shoulder.add", "user:root") in _history_of(store, "naan", "99999")
     assert not [h for h in rows["history"] if h["principal"] == "system:restore"]  # no anonymous row
@@ -632,7 +632,7 @@ def test_a_noid_rule_is_refused_by_name_until_left_out(office: Office) -> None:
     r = client.post("/office/import/apply", data={"csrf": csrf, "token": _token(r.text)})
     assert r.status_code == 200 and "<h1>Imported</h1>" in r.text, r.text
     assert store.get_binding("ark:99999/tst5x12") is not None and store.check() == []
-    assert _history_of(store, "ark", "ark:99999/tst51q1") == [("import", "user:root")]
+    assert _history_of(store, "ark", "ark:99999/tst51q1") == [("merge", "user:root")]
 
 
 def test_an_administrator_imports_an_arklet_database(roomy: Office, office: Office) -> None:
@@ -658,7 +658,7 @@ def test_an_administrator_imports_an_arklet_database(roomy: Office, office: Offi
     assert compact(minted_and_held(store)) >= {f"ark:{a}" for a in arks}
     assert store.check() == []
     for a in arks:
-        assert _history_of(store, "ark", f"ark:/{a}") == [("import", "user:root")]
+        assert _history_of(store, "ark", f"ark:/{a}") == [("merge", "user:root")]
     assert _history_of(store, "naan", "12345") == [("naan.add", "user:root"), ("shoulder.add", "user:root")]
     # the same database again: every binding kept as it is, nothing written, no history row
     history = len(tables(store)["history"])

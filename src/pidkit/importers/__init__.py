@@ -53,8 +53,8 @@ def run(
     :class:`SourceError` when the source cannot be read.
 
     ``principal`` is who the history names for the change (the back office passes its signed-in user:
-    an ``import`` row per binding created, and rows for the NAANs, shoulders and minters added); without
-    it each binding gets the restore's ``adopt`` row (``system:restore``).  ``dry_run`` writes nothing:
+    the restore's ``merge`` row per binding added, and rows for the NAANs, shoulders and minters added);
+    without it the merge rows name the local user.  ``dry_run`` writes nothing:
     it returns the report the import would give — refused records included, never raised — with a note
     counting the rows the source maps to (the back office's preview).
 

@@ -11,10 +11,10 @@ run that was interrupted wrote nothing, and a second run of a finished import wr
 If any record is refused, nothing is written: :class:`ImportRefusedError` carries the whole report.
 ``apply(..., dry_run=True)`` is the preview: the same report (refused records included, bindings
 already in the store marked ``kept``) and a note counting the rows the source maps to, with nothing
-written.  ``apply(..., principal=...)`` records the change in the history as that principal (an
-``import`` row per binding created, ``naan.add`` / ``shoulder.add`` / ``minter.create`` rows for what the
-import adds); without one, the restore's own rule applies (one ``adopt`` row per binding, principal
-``system:restore``).
+written.  ``apply(..., principal=...)`` records the change in the history as that principal (the
+restore's ``merge`` row for each binding it adds, ``naan.add`` / ``shoulder.add`` / ``minter.create``
+rows for what the import adds); without one, the merge rows name the local user (as the CLI's other
+changes do) and the NAANs, shoulders and minters added get none.
 
 >>> from pidkit.store import open_store
 >>> b = DumpBuilder("example")
@@ -51,7 +51,7 @@ from ..store import Binding, Erc, Principal, Store, check_extra_name, validate_t
 from ..store.base import IMPORTED
 from ..store.dump import DumpHeader, header_line, row_line
 from ..store.keys import blade
-from ..store.rows import TABLES, binding_values, created_history_json, history_id, history_json, stored_time
+from ..store.rows import TABLES, binding_values, history_id, history_json, stored_time
 
 __all__ = [
     "Action",
@@ -406,12 +406,12 @@ def apply(
     already in the store become ``kept`` (with what differs), and the per-table counts are filled in.
     A report with refused records writes nothing and raises :class:`ImportRefusedError`.
 
-    ``principal`` names who makes the change in the history (see the module text; ``None``: the
-    restore's ``adopt`` rows).  ``dry_run`` writes nothing and raises nothing for refused records: it
-    returns the report as it stands (refused records included, bindings already in the store
-    ``kept``) with a note counting the rows the source maps to — the preview of an import.  Only the
-    restore itself can tell what the store refuses beyond that (a held id bound public): the import then
-    raises, writing nothing."""
+    ``principal`` names who makes the change in the history (see the module text; ``None``: the local
+    user, on the restore's ``merge`` rows alone).  ``dry_run`` writes nothing and raises nothing for
+    refused records: it returns the report as it stands (refused records included, bindings already in
+    the store ``kept``) with a note counting the rows the source maps to — the preview of an import.
+    Only the restore itself can tell what the store refuses beyond that (a held id bound public): the
+    import then raises, writing nothing."""
     if report.count("refused") and not dry_run:
         raise ImportRefusedError(report)
     before: dict[str, Binding] = {}
@@ -434,9 +434,9 @@ def apply(
     if dry_run:
         return replace(report, outcomes=tuple(outcomes), notes=(*report.notes, _preview_note(builder)))
     if principal is not None:
-        _history(builder, store, before, principal)
+        _history(builder, store, principal)
     try:
-        result = store.restore(builder.lines(store.schema_version()), merge=True)
+        result = store.restore(builder.lines(store.schema_version()), merge=True, principal=principal)
     except StoreError as exc:  # its line is one of the dump made here, not of the source: not named
         if exc.line is None:
             raise
@@ -486,14 +486,13 @@ def _preview_note(builder: DumpBuilder) -> str:
     return f"a preview: nothing written; the source maps to {said} ({kept})"
 
 
-def _history(builder: DumpBuilder, store: Store, before: Mapping[str, Binding], principal: Principal) -> None:
-    """Add to ``builder`` the history rows naming ``principal``: an ``import`` row for each binding not in
-    the store (``before``), ``naan.add`` / ``shoulder.add`` / ``minter.create`` rows for each NAAN, shoulder
-    and minter the store does not have — the rows the store's own operations write.  (The minted log and
-    holds get none, as a restore's do not.  What is added between this look and the restore is kept by
-    the merge: a binding's ``import`` row is then left out with it (the merge adds no history to a
-    binding it kept), but a ``naan.add``, ``shoulder.add`` or ``minter.create`` row may name a change
-    made meanwhile by someone else: a race of the same order as two people adding one NAAN at once.)"""
+def _history(builder: DumpBuilder, store: Store, principal: Principal) -> None:
+    """Add to ``builder`` the history rows naming ``principal``: ``naan.add`` / ``shoulder.add`` /
+    ``minter.create`` rows for each NAAN, shoulder and minter the store does not have — the rows the
+    store's own operations write.  (Each binding added gets the merge's own row, by the same principal:
+    :meth:`~pidkit.store.Store.restore`.  The minted log and holds get none, as a restore's do not.
+    A ``naan.add``, ``shoulder.add`` or ``minter.create`` row may name a change made between this look
+    and the restore by someone else: a race of the same order as two people adding one NAAN at once.)"""
     naans = {n.naan: set(n.shoulders) for n in store.list_naans()}
     for naan, name, _created in builder.rows["naans"].values():
         if naan not in naans:
@@ -506,10 +505,6 @@ def _history(builder: DumpBuilder, store: Store, before: Mapping[str, Binding], 
         if name not in minters:
             after = {"naan": naan, "template": template, "seed": seed, "counter": counter}
             builder.add_history(principal, "minter.create", "minter", name, after)
-    for key in builder.binding_keys():
-        if key not in before:
-            after_text = created_history_json(builder.binding(key))
-            builder.add_history(principal, "import", "ark", key, after_text)
 
 
 def _key_of(outcome: Outcome) -> str | None:

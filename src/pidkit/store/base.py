@@ -54,6 +54,7 @@ from .records import (
     Naan,
     Override,
     Principal,
+    Recorded,
     Resolution,
     RestoreReport,
     Scope,
@@ -474,6 +475,42 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
+    def list_recorded(
+        self,
+        *,
+        naan: str | None = None,
+        shoulder: str | None = None,
+        since: _dt.datetime | None = None,
+        until: _dt.datetime | None = None,
+        after: str | None = None,
+        statuses: Sequence[str] = STATUSES,
+        limit: int = 100,
+    ) -> list[Recorded]:
+        """ARK bindings in the order this store recorded their last change (their newest history row),
+        each with that time (:class:`~pidkit.store.records.Recorded`): the first ``limit`` past the
+        position ``after`` (a :attr:`Recorded.position` seen; a binding changed meanwhile moves past the
+        end, so a walk never skips one), optionally under ``naan`` / ``shoulder``, recorded in
+        ``since`` … ``until`` (both inclusive), with a status in ``statuses``.  What an incremental
+        harvester reads (OAI-PMH, :mod:`pidkit.web.oai`): unlike ``updated``, which an import or a merge
+        keeps as the source gave it, the recorded time is when the change reached this store.
+
+        >>> import datetime as dt
+        >>> from pidkit.store import open_store
+        >>> with open_store("sqlite:///:memory:") as s:
+        ...     _ = s.add_naan("99999")
+        ...     a = s.bind("ark:99999/b", "https://e.org/b")
+        ...     b = s.bind("ark:99999/a", "https://e.org/a")
+        ...     first = s.list_recorded(limit=1)
+        ...     [x.binding.key for x in s.list_recorded(after=first[0].position)]
+        ['ark:99999/a']
+        """
+
+    @abc.abstractmethod
+    def recorded_at(self, binding: Binding) -> _dt.datetime | None:
+        """When this store recorded the last change of ``binding`` (its time in
+        :meth:`list_recorded`), or ``None`` if it has no history."""
+
+    @abc.abstractmethod
     def export_jsonl(self, fp: IO[str]) -> int:
         """Write every binding as JSON Lines (:meth:`Binding.to_dict`); return the count."""
 
@@ -520,13 +557,19 @@ class Store(abc.ABC):
         count of each table."""
 
     @abc.abstractmethod
-    def restore(self, lines: Iterable[str], *, merge: bool = False) -> RestoreReport:
+    def restore(
+        self, lines: Iterable[str], *, merge: bool = False, principal: Principal | None = None
+    ) -> RestoreReport:
         """Restore a dump (its lines, header first), all or nothing in one transaction.  The store must
         be empty unless ``merge``; then rows already there are kept as they are (never overwritten) and
         counted as skipped, and so are the dump's history and overrides of a binding the store has (they
-        tell of another binding of the id, in another store; a dump binding one id twice is refused).  A
-        bad line raises :class:`~pidkit.errors.StoreError` naming its number, and a dump whose rows do not
-        match its header's counts (cut short) is refused."""
+        tell of another binding of the id, in another store; a dump binding one id twice is refused).
+        A merge records each binding it adds in the history (a ``merge`` row by ``principal``, after the
+        dump's own rows of it): the binding reached this store now, whatever its times say.  A
+        restore into an empty store moves a store: it adds no history but an ``adopt`` row to a binding
+        the dump gives none (a dump of an older schema, or another tool's).  A bad line raises
+        :class:`~pidkit.errors.StoreError` naming its number, and a dump whose rows do not match its
+        header's counts (cut short) is refused."""
 
     @abc.abstractmethod
     def create_api_key(

@@ -49,7 +49,7 @@ from .jsonl import ImportRow
 from .keys import QUALIFIED_HIGH, QUALIFIED_LOW, ArkKey
 from .records import UNPUBLISHED, Binding
 from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
-from .sql import _IMPORTED_TABLES, Cursor, SqlStore, _Query, union_of
+from .sql import _IMPORTED_TABLES, Cursor, SqlStore, _Merging, _Query, union_of
 from .urls import redact_url
 
 try:
@@ -548,7 +548,7 @@ class PostgresStore(SqlStore):
 
     def _restore_table(
         self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool,
-        locked: set[str],
+        merging: _Merging,
     ) -> int:
         """Into an empty store, each chunk of rows goes to the server as it is read: one ``COPY`` per
         chunk, written row by row as the dump is parsed, so the server inserts (and computes the
@@ -556,7 +556,7 @@ class PostgresStore(SqlStore):
         the server refuses is rolled back to its savepoint and done again by :meth:`_restore_chunk`,
         which names the line.  A merge inserts chunk by chunk (``ON CONFLICT DO NOTHING``)."""
         if merge or not isinstance(cur, psycopg.Cursor):
-            return super()._restore_table(cur, table, rows, merge, locked)
+            return super()._restore_table(cur, table, rows, merge, merging)
         copy_sql = f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN"
         inserted, held = 0, self._may_be_held(cur, table)
         for first in rows:

@@ -44,6 +44,7 @@ __all__ = [
     "NotOwnerError",
     "Override",
     "Principal",
+    "Recorded",
     "ReservedAgainError",
     "Resolution",
     "RestoreReport",
@@ -303,6 +304,22 @@ class Principal:
         if not sep or kind not in ("apikey", "cli", "user", "system"):
             raise StoreError("not a principal (apikey:, cli:, user: or system:)", text=text)
         return cls(kind, name)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A binding with the time this store recorded its last change (``at``: the datestamp a harvester
+    sees, whatever ``updated`` the binding was given) and its place in the order of recorded changes
+    (``position``: pass it as ``after`` to :meth:`~pidkit.store.Store.list_recorded` to go on).
+
+    >>> b = Binding("ark", "ark:99999/x", "ark:99999/x", "https://e.org/")
+    >>> Recorded(b, _dt.datetime(2024, 5, 1, tzinfo=_dt.UTC), "b/3kz").position
+    'b/3kz'
+    """
+
+    binding: Binding
+    at: _dt.datetime
+    position: str
 
 
 @dataclass(frozen=True, slots=True)

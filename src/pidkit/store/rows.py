@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..codecs import iso_z
-from ..tid import TidClock
+from ..errors import StoreError, TidError
+from ..tid import MAX_CLOCK_ID, MAX_MICROS, Tid, TidClock
 from .changes import BindingChange, apply_change, extra_from_text, extra_text, new_binding
 from .records import ApiKey, Binding, Erc, HistoryEntry, MinterInfo, User, check_text, unstorable
 
@@ -30,6 +31,7 @@ __all__ = [
     "BINDING_COLS",
     "BINDING_COLUMNS",
     "BINDING_PARAMS",
+    "FIRST_TID",
     "HISTORY_COLS",
     "HISTORY_COLUMNS",
     "IMPORT_SETS",
@@ -44,7 +46,11 @@ __all__ = [
     "created_history_json",
     "history_from_row",
     "minter_from_row",
+    "parse_recorded_position",
+    "recorded_position",
+    "recorded_time",
     "stored_time",
+    "tid_bound",
     "time_from_stored",
     "user_from_row",
 ]
@@ -309,6 +315,80 @@ def _clock() -> TidClock:
     if clock is None:
         clock = _CLOCKS[pid] = TidClock()
     return clock
+
+
+_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+#: A history row id below every TID (TIDs begin with 2 … b): the ``0:KIND:KEY`` rows of migration 3,
+#: which adopted the bindings made before history was kept, sort before it.
+FIRST_TID: Final = "1"
+
+
+def recorded_time(history_id: str, stored_at: str) -> _dt.datetime:
+    """When the store recorded the change of the history row ``history_id`` (whose ``at`` is
+    ``stored_at``): the time in its TID — the order of the rows is the order of these times — or, for a
+    row without one (migration 3's ``0:KIND:KEY``), its ``at``.
+
+    >>> recorded_time("3jzfcijpj2z2a", "2020-01-01T00:00:00.000000Z").isoformat()
+    '2023-06-30T15:03:01.887007+00:00'
+    >>> recorded_time("0:ark:ark:99999/x", "2020-01-01T00:00:00.000000Z").year
+    2020
+    """
+    if history_id >= FIRST_TID:
+        try:
+            return Tid.parse(history_id).timestamp
+        except TidError:
+            pass
+    return _dt.datetime.fromisoformat(stored_at)
+
+
+def tid_bound(when: _dt.datetime, *, end: bool) -> str:
+    """The first (``end=False``) or last (``end=True``) history row id a change recorded at the
+    microsecond ``when`` can have (a time outside the TIDs' range, 1970 to 2255, as its nearest end).
+
+    >>> import datetime as dt
+    >>> t = dt.datetime(2023, 6, 30, 15, 3, 1, 887007, tzinfo=dt.UTC)
+    >>> tid_bound(t, end=False) <= "3jzfcijpj2z2a" <= tid_bound(t, end=True)
+    True
+    >>> tid_bound(dt.datetime(9999, 12, 31, tzinfo=dt.UTC), end=True)
+    'bzzzzzzzzzzzz'
+    """
+    micros = (when - _EPOCH) // _dt.timedelta(microseconds=1)
+    return str(Tid.from_parts(micros=min(max(micros, 0), MAX_MICROS), clock_id=MAX_CLOCK_ID if end else 0))
+
+
+def recorded_position(history_id: str, stored_at: str) -> str:
+    """The position of a binding in the order of recorded changes (:meth:`Store.list_recorded`), from
+    its newest history row: ``a/AT/ID`` for a migration-3 row (those come first, by ``at`` and id),
+    ``b/ID`` for a row with a TID (then, by id).
+
+    >>> recorded_position("3jzfcijpj2z2a", "2023-06-30T15:03:01.887007Z")
+    'b/3jzfcijpj2z2a'
+    """
+    if history_id >= FIRST_TID:
+        return f"b/{history_id}"
+    return f"a/{stored_at}/{history_id}"
+
+
+def parse_recorded_position(text: str) -> tuple[str, str | None, str]:
+    """A position of :func:`recorded_position` as ``(part, at, id)``; ``b/`` alone is the start of the
+    second part.  :class:`~pidkit.errors.StoreError` for anything else.
+
+    >>> parse_recorded_position("a/2024-05-01T12:00:00.000000Z/0:ark:ark:99999/x")
+    ('a', '2024-05-01T12:00:00.000000Z', '0:ark:ark:99999/x')
+    >>> parse_recorded_position("b/")
+    ('b', None, '')
+    """
+    part, _, rest = text.partition("/")
+    if part == "b" and (rest == "" or rest >= FIRST_TID):
+        return "b", None, rest
+    at, _, history_id = rest.partition("/")
+    if part == "a" and history_id and history_id < FIRST_TID:
+        try:
+            if stored_time(time_from_stored(at)) == at:
+                return "a", at, history_id
+        except ValueError:
+            pass
+    raise StoreError(f"not a position in the order of recorded changes: {text!r}")
 
 
 def history_id() -> str:

@@ -71,6 +71,7 @@ from .records import (
     NotOwnerError,
     Override,
     Principal,
+    Recorded,
     Resolution,
     RestoreReport,
     Status,
@@ -83,7 +84,9 @@ from .records import (
 from .rows import (
     API_KEY_COLS,
     BINDING_COLS,
+    BINDING_COLUMNS,
     BINDING_PARAMS,
+    FIRST_TID,
     HISTORY_COLS,
     HISTORY_COLUMNS,
     IMPORT_SETS,
@@ -100,7 +103,11 @@ from .rows import (
     history_ids,
     history_json,
     minter_from_row,
+    parse_recorded_position,
+    recorded_position,
+    recorded_time,
     stored_time,
+    tid_bound,
     time_from_stored,
     user_from_row,
 )
@@ -126,6 +133,23 @@ _CHUNK: Final = 1000
 #: A merge restore's temporary table of the binding keys of its dump: the line of each, and whether the
 #: store kept its own binding of the key (:meth:`SqlStore._merge_bindings`).
 _MERGED: Final = "pidkit_merged"
+def _recorded(row: Sequence[Any]) -> Recorded:
+    """A row of :meth:`SqlStore.list_recorded`: the newest history row's id and ``at``, then the binding."""
+    history_id, at = row[0], row[1]
+    binding = binding_from_row(row[2:])
+    return Recorded(binding, recorded_time(history_id, at), recorded_position(history_id, at))
+
+
+@dataclasses.dataclass
+class _Merging:
+    """What a merge restore carries from chunk to chunk: who merges (its history rows' principal), the
+    NAANs it holds locked (in its order) and how many history rows it wrote itself."""
+
+    who: str
+    locked: set[str] = dataclasses.field(default_factory=set)
+    recorded: int = 0
+
+
 #: The tables whose rows belong to one binding (its ``kind`` and ``key``): a merge does not add the dump's
 #: rows of a binding it kept as the store's.
 _OF_A_BINDING: Final = frozenset({"history", "overrides"})
@@ -1263,6 +1287,98 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             )
             return [binding_from_row(row) for row in cur.fetchall()]
 
+    def list_recorded(
+        self,
+        *,
+        naan: str | None = None,
+        shoulder: str | None = None,
+        since: _dt.datetime | None = None,
+        until: _dt.datetime | None = None,
+        after: str | None = None,
+        statuses: Sequence[str] = STATUSES,
+        limit: int = 100,
+    ) -> list[Recorded]:
+        """One page of ARK bindings in the order of their newest history row (see
+        :meth:`Store.list_recorded`).  Two parts: the bindings whose newest row is one of migration 3's
+        ``0:KIND:KEY`` rows, by their ``at`` and id (migration 14's index ``history_adopted``); then the
+        rest, by their rows' TID (the primary key), whose time is the change's
+        (:func:`~pidkit.store.rows.recorded_time`).  Each part is walked a batch of history rows at a
+        time: a statement that only an index in that order can answer well reads the next
+        :data:`_CHUNK` ids, and a second one keeps those of them that are the newest row of an ARK
+        binding in scope — so no plan, with or without statistics, reads or sorts more than a batch."""
+        if limit < 1:
+            raise StoreError(f"limit must be positive ({limit})")
+        part, at_after, id_after = parse_recorded_position(after) if after is not None else ("a", None, "")
+        if not statuses:
+            return []
+        scope = {"naan": naan, "shoulder": shoulder}
+        for column, value in scope.items():
+            if value is not None:
+                check_text(value, column)
+        wanted = set(statuses)
+
+        def in_scope(b: Binding) -> bool:
+            return b.status in wanted and all(v is None or getattr(b, c) == v for c, v in scope.items())
+
+        columns = ", ".join(f"b.{c}" for c in BINDING_COLUMNS)
+        found: list[Recorded] = []
+        size = max(2 * limit, 16)  # rows of history per batch: twice the page, more while they are not kept
+        grow = False
+        with self._transaction(write=False) as cur:
+            while len(found) < limit:
+                if part == "a":
+                    clauses, params = ["kind = 'ark'", f"id < '{FIRST_TID}'"], []
+                    if since is not None:
+                        clauses.append("at >= ?")
+                        params.append(stored_time(since))
+                    if until is not None:
+                        clauses.append("at <= ?")
+                        params.append(stored_time(until))
+                    if at_after is not None:
+                        clauses.append("(at > ? OR (at = ? AND id > ?))")
+                        params += [at_after, at_after, id_after]
+                    order = "at, id"
+                else:
+                    lowest = max(id_after, FIRST_TID if since is None else tid_bound(since, end=False))
+                    clauses, params = ["id > ?" if id_after >= lowest else "id >= ?"], [lowest]
+                    if until is not None:
+                        clauses.append("id <= ?")
+                        params.append(tid_bound(until, end=True))
+                    order = "id"
+                self._exec(cur, f"SELECT id, at FROM history WHERE {' AND '.join(clauses)} ORDER BY {order} "
+                                "LIMIT ?", [*params, size])  # fmt: skip
+                batch = cur.fetchall()
+                if batch:
+                    # The batch's rows first, then their bindings by primary key, the scope checked here:
+                    # a planner without statistics (a store just filled) may otherwise start from every
+                    # ARK binding, or every one of a NAAN.
+                    marks = ", ".join("?" * len(batch))
+                    sql = (f"WITH c AS MATERIALIZED (SELECT id, at, kind, key FROM history WHERE id IN "
+                           f"({marks})) SELECT h.id, h.at, {columns} FROM c h JOIN bindings b ON "
+                           "b.kind = h.kind AND b.key = h.key WHERE h.kind = 'ark' AND NOT EXISTS (SELECT 1 "
+                           "FROM history l WHERE l.kind = h.kind AND l.key = h.key AND l.id > h.id) "
+                           f"ORDER BY h.{order.replace(', ', ', h.')}")  # fmt: skip
+                    self._exec(cur, sql, [history_id for history_id, _ in batch])
+                    kept = [r for r in map(_recorded, cur.fetchall()) if in_scope(r.binding)]
+                    found += kept[: limit - len(found)]
+                    grow = len(kept) < len(batch) // 2
+                    id_after, at_after = batch[-1]
+                if len(batch) < size:  # the part is read to its end
+                    if part == "b":
+                        break
+                    part, at_after, id_after = "b", None, ""
+                elif grow:  # most rows were of other bindings, or older rows of these: read more at once
+                    size = min(2 * size, _CHUNK)
+        return found
+
+    def recorded_at(self, binding: Binding) -> _dt.datetime | None:
+        """The time of the newest history row of ``binding`` (see :meth:`Store.recorded_at`)."""
+        with self._transaction(write=False) as cur:
+            self._exec(cur, "SELECT id, at FROM history WHERE kind = ? AND key = ? ORDER BY id DESC LIMIT 1",
+                       (binding.kind, binding.key))  # fmt: skip
+            row = cur.fetchone()
+        return None if row is None else recorded_time(row[0], row[1])
+
     def export_jsonl(self, fp: IO[str]) -> int:
         """Write every binding as one JSON object per line."""
         count = 0
@@ -1676,7 +1792,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             inserted += [(kind, key) for kind, key in cur.fetchall()]
         return inserted
 
-    def restore(self, lines: Iterable[str], *, merge: bool = False) -> RestoreReport:
+    def restore(
+        self, lines: Iterable[str], *, merge: bool = False, principal: Principal | None = None
+    ) -> RestoreReport:
         """Restore a dump (see :meth:`Store.restore`)."""
         numbered = enumerate(lines, 1)
         first = next(numbered, None)
@@ -1714,7 +1832,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                 bulk.enter_context(self._load_empty(cur, _ALL_TABLES))
                 refuse_unless_empty()  # and once the load holds them (PostgreSQL): none came in between
             current: Table | None = None
-            locked: set[str] = set()  # the NAANs a merge holds or binds ARKs under, locked (in its order)
+            merging = _Merging(str(principal or local_principal()))
             rows = read_rows(numbered, header.schema)
             row = next(rows, None)
             while row is not None:
@@ -1726,7 +1844,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
                         "in the order pidkit writes them", line=number
                     )
                 current, follow = table, _TableRows(row, rows)
-                restored[name] += self._restore_table(cur, table, follow, merge, locked)
+                restored[name] += self._restore_table(cur, table, follow, merge, merging)
                 seen[name], row = follow.count, follow.next_row
             wrong = [f"{t}: {seen[t]} of {n}" for t, n in header.counts.items() if seen.get(t, 0) != n]
             wrong += [f"{t}: {n}, not in the header" for t, n in seen.items() if n and t not in header.counts]
@@ -1736,7 +1854,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             if merge:
                 self._drop_temp_table(cur, _MERGED)
             skipped = {t: seen[t] - restored[t] for t in seen}
-            restored["history"] += self._adopt(cur)
+            restored["history"] += merging.recorded if merge else self._adopt(cur)
         return RestoreReport(restored, skipped)
 
     @contextmanager
@@ -1762,38 +1880,42 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     def _adopt(self, cur: Cursor) -> int:
         """Give every binding without history one ``adopt`` row (principal ``system:restore``), as
         migration 3 does for the bindings of an older store: a dump of an older schema, or one made by
-        another tool (an importer), has none.  A dump of a consistent store has history for every binding,
-        so its restore adds nothing (round trips stay exact).  Returns the rows added."""
-        self._exec(
-            cur,
-            "INSERT INTO history (id, at, principal, operation, kind, key, before, after) "
-            "SELECT '0:' || b.kind || ':' || b.key, b.updated, 'system:restore', 'adopt', b.kind, b.key, "
-            "NULL, NULL FROM bindings b WHERE NOT EXISTS (SELECT 1 FROM history h WHERE h.kind = b.kind AND "
-            "h.key = b.key) ON CONFLICT DO NOTHING",
-        )
-        return max(cur.rowcount, 0)
+        another tool, has none.  Its id is a TID of now, when the binding reached this store (the time
+        a harvester sees, :meth:`list_recorded`).  A dump of a consistent store has history for every
+        binding, so its restore adds nothing (round trips stay exact).  Returns the rows added."""
+        sql = ("SELECT b.kind, b.key FROM bindings b WHERE NOT EXISTS (SELECT 1 FROM history h "
+               "WHERE h.kind = b.kind AND h.key = b.key)")  # fmt: skip
+        self._exec(cur, sql)
+        pairs = cur.fetchall()
+        stamp = now()
+        for start in range(0, len(pairs), _CHUNK):
+            part = pairs[start:start + _CHUNK]
+            ids = history_ids(len(part))
+            self._insert_history(cur, [(hid, stamp, "system:restore", "adopt", kind, key, None, None)
+                                       for hid, (kind, key) in zip(ids, part, strict=True)])  # fmt: skip
+        return len(pairs)
 
     def _restore_table(
         self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool,
-        locked: set[str],
+        merging: _Merging,
     ) -> int:
         """Insert one table's rows of a dump (``(line number, values)``, read as they are needed) in
         chunks of :meth:`_restore_chunk`; return how many were inserted.
 
         A merge writes beside other writers: before a chunk of holds or ARK bindings is checked, it
         takes the lock of each NAAN they are under (:meth:`_lock_naan`, as a bind, a hold or an import
-        does; ``locked``: those it holds already), so a bind or hold under that NAAN that committed
+        does; ``merging.locked``: those it holds already), so a bind or hold under that NAAN that committed
         first is seen by the check, and one that comes after waits for the restore's commit and then sees
         its rows.  A restore into an empty store holds the tables themselves (:meth:`_load_empty`)."""
         inserted, held = 0, self._may_be_held(cur, table)
         while chunk := list(itertools.islice(rows, _CHUNK)):
-            if merge and (naans := _ark_naans(table, chunk) - locked):
+            if merge and (naans := _ark_naans(table, chunk) - merging.locked):
                 for naan in sorted(naans):
                     self._lock_naan(cur, naan)  # in one order within a chunk
-                locked.update(naans)
+                merging.locked.update(naans)
                 held = self._may_be_held(cur, table)  # read again under the locks: a hold just committed
             if merge and table.name == "bindings":
-                inserted += self._merge_bindings(cur, table, chunk, held=held)
+                inserted += self._merge_bindings(cur, table, chunk, merging, held=held)
                 continue
             if merge and table.name in _OF_A_BINDING:
                 chunk = self._not_of_kept(cur, table, chunk)
@@ -1801,7 +1923,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         return inserted
 
     def _merge_bindings(
-        self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]], *, held: bool
+        self, cur: Cursor, table: Table, rows: Sequence[tuple[int, tuple[Any, ...]]], merging: _Merging, *,
+        held: bool,
     ) -> int:
         """Merge a chunk of a dump's ``bindings`` rows: a key the store binds already keeps the store's
         binding.  Every key of the dump is remembered in the temporary table :data:`_MERGED` with its line
@@ -1809,7 +1932,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         binds twice is refused naming both lines (as a restore into an empty store refuses it).  Which
         keys the store kept is what the insert itself reports (:meth:`_insert_new_bindings`), never a
         read made before it: a key another writer binds or deletes meanwhile is kept or merged as the
-        insert finds it, and its history follows the binding the store ends up with."""
+        insert finds it, and its history follows the binding the store ends up with.  Each binding
+        added gets its ``merge`` history row (by ``merging.who``)."""
         kind_at, key_at = table.columns.index("kind"), table.columns.index("key")
         by_kind: dict[str, dict[str, int]] = {}
         for number, values in rows:
@@ -1823,6 +1947,14 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             number, key, earlier = repeated[0]
             raise StoreError(f"bindings row refused: {key} is bound on line {earlier} too", line=number)
         new = set(self._restore_chunk_by(cur, table, rows, self._insert_new_bindings, held=held))
+        added = [values for _, values in rows if (values[kind_at], values[key_at]) in new]
+        stamp = now()
+        self._insert_history(cur, [
+            (hid, stamp, merging.who, "merge", values[kind_at], values[key_at], None,
+             created_history_json(values))
+            for hid, values in zip(history_ids(len(added)), added, strict=True)
+        ])  # fmt: skip
+        merging.recorded += len(added)
         cur.executemany(
             self._q(f"INSERT INTO {_MERGED} (kind, key, line, kept) VALUES (?, ?, ?, ?)"),
             [(kind, key, number, int((kind, key) not in new)) for kind, keys in by_kind.items()

@@ -2,15 +2,19 @@
 
 The Open Archives Initiative Protocol for Metadata Harvesting, version 2.0 (the protocol text of
 2002-06-14, document version 2015-01-08; section numbers below are its own).  An adapter over the store
-(DESIGN.md, "other protocols"): it reads bindings through :meth:`~pidkit.store.Store.list_changed` and
-:meth:`~pidkit.store.Store.get_binding` and holds no rule of its own about them.
+(DESIGN.md, "other protocols"): it reads bindings through :meth:`~pidkit.store.Store.list_recorded`,
+:meth:`~pidkit.store.Store.recorded_at` and :meth:`~pidkit.store.Store.get_binding` and holds no rule of
+its own about them.
 
 What this repository declares (``Identify``):
 
 * **items** are the ARK bindings; an item's identifier is its ARK, normalized (``ark:99999/fk4x1``);
   reserved ids are never exposed (``idDoesNotExist``, and absent from every list);
-* **datestamps** are the binding's last change (``updated``), granularity ``YYYY-MM-DDThh:mm:ssZ``
-  (§3.3); ``from``/``until`` take either granularity (both the same, §3.3.1) and are inclusive;
+* **datestamps** are when the store recorded the binding's last change (its newest history row,
+  :meth:`~pidkit.store.Store.list_recorded`) — not its ``updated``, which an import or a merge keeps as
+  the source gave it and which an incremental harvest could therefore have passed already; granularity
+  ``YYYY-MM-DDThh:mm:ssZ`` (§3.3); ``from``/``until`` take either granularity (both the same, §3.3.1)
+  and are inclusive;
 * **deleted records**: ``persistent`` (§2.5.1): a tombstoned id (withdrawn for good) and an
   ``unavailable`` one (withdrawn, reversibly — made public again it comes back as a record with a new
   datestamp) are listed with ``status="deleted"`` and no metadata, for as long as the store keeps them
@@ -21,9 +25,10 @@ What this repository declares (``Identify``):
 
 Resumption tokens (§3.5) are stateless: each one carries the request's arguments, the end of the
 harvest's time window (fixed by its first request: what changes later is for the next incremental
-harvest), and the position reached — the ``(updated, key)`` of the last record sent — so a record
-changed during a harvest moves past that position and is never skipped.  A token is checked whole
-(its own digest, then every field); anything else is ``badResumptionToken``, never a server error.
+harvest), and the position reached — the last record sent (its place in the order of recorded changes,
+and its ARK) — so a record changed during a harvest moves past that position and is never skipped.  A
+token is checked whole (its own digest, then every field); anything else is ``badResumptionToken``,
+never a server error.
 
 >>> tok = Token("ListRecords", "oai_dc", None, None, "2024-05-01T12:00:00.000000Z", None, 0)
 >>> Token.parse(tok.encode(), "ListRecords") == tok
@@ -52,7 +57,7 @@ from ..codecs import iso_z
 from ..errors import PidkitError
 from ..settings import DEFAULT_OAI_ADMIN_EMAIL
 from ..store import Binding, Naan, Store
-from ..store.rows import stored_time, time_from_stored
+from ..store.rows import parse_recorded_position, stored_time, time_from_stored
 from .stores import settings_of, store_of
 
 __all__ = [
@@ -201,14 +206,16 @@ def parse_bound(text: str, name: str, *, end: bool) -> tuple[_dt.datetime, str]:
 
 
 # -- resumption tokens --------------------------------------------------------------------------------
-_TOKEN_KEY: Final = b"pidkit OAI-PMH resumption token v1"
+#: v2: positions in the order of recorded changes (v1 carried ``(updated, key)``: refused as not ours).
+_TOKEN_KEY: Final = b"pidkit OAI-PMH resumption token v2"
 
 
 @dataclass(frozen=True, slots=True)
 class Token:
     """The state of a list request, carried by the harvester (§3.5): the verb and the request's
     arguments, the window's end (``until``: stored time), the position reached (``after``: the last
-    record's stored ``updated`` and key, or ``None`` before the first) and how many were sent
+    record's :attr:`~pidkit.store.Recorded.position` and ARK, or ``None`` before the first) and how
+    many were sent
     (``cursor``).  :meth:`encode` adds a digest so a token altered in transit, cut short or made up is
     refused whole; its fields are checked again when read, so even a well-formed made-up token can only
     ask for what a plain request could."""
@@ -267,9 +274,14 @@ class Token:
             raise ValueError("not this verb's token")
         if self.set_spec is not None and not _SET_SPEC.fullmatch(self.set_spec):
             raise ValueError("not a setSpec")
-        for stamp in (self.since, self.until, self.after[0] if self.after else None):
+        for stamp in (self.since, self.until):
             if stamp is not None and stored_time(time_from_stored(stamp)) != stamp:
                 raise ValueError("not a stored time")
+        if self.after is not None:
+            try:
+                parse_recorded_position(self.after[0])
+            except PidkitError as exc:
+                raise ValueError(str(exc)) from None
 
 
 def _digest(body: str) -> str:
@@ -391,21 +403,24 @@ def _naan_name(n: Naan) -> str:
     return f"{n.name} ({n.naan})" if n.name else f"NAAN {n.naan}"
 
 
-def _header(parent: ET.Element, b: Binding, sets: Mapping[str, str]) -> None:
+def _header(parent: ET.Element, b: Binding, at: _dt.datetime | None, sets: Mapping[str, str]) -> None:
+    """A record's header; ``at``: when the store recorded its last change (its datestamp)."""
     header = _sub(parent, f"{{{OAI}}}header")
     if b.status in DELETED_STATUSES:
         header.set("status", "deleted")
     _sub(header, f"{{{OAI}}}identifier", b.key)
-    _sub(header, f"{{{OAI}}}datestamp", datestamp(b.updated))
+    _sub(header, f"{{{OAI}}}datestamp", datestamp(at or b.updated))
     if b.naan is not None and b.naan in sets:
         _sub(header, f"{{{OAI}}}setSpec", b.naan)
         if b.shoulder and f"{b.naan}:{b.shoulder}" in sets:
             _sub(header, f"{{{OAI}}}setSpec", f"{b.naan}:{b.shoulder}")
 
 
-def _record(parent: ET.Element, b: Binding, prefix: str, sets: Mapping[str, str]) -> None:
+def _record(
+    parent: ET.Element, b: Binding, at: _dt.datetime | None, prefix: str, sets: Mapping[str, str]
+) -> None:
     record = _sub(parent, f"{{{OAI}}}record")
-    _header(record, b, sets)
+    _header(record, b, at, sets)
     if b.status not in DELETED_STATUSES:  # §2.5.1: a deleted record has no metadata part
         _sub(record, f"{{{OAI}}}metadata").append(_METADATA[prefix](b))
 
@@ -430,8 +445,11 @@ def _identify(root: ET.Element, store: Store, base_url: str, admin_email: str) -
     _sub(el, f"{{{OAI}}}baseURL", base_url)
     _sub(el, f"{{{OAI}}}protocolVersion", "2.0")
     _sub(el, f"{{{OAI}}}adminEmail", admin_email)
-    first = store.list_changed(statuses=_EXPOSED, limit=1)
-    _sub(el, f"{{{OAI}}}earliestDatestamp", datestamp(first[0].updated) if first else "1970-01-01T00:00:00Z")
+    # The two parts of the order of recorded changes are each in time order: the earliest is a first.
+    firsts = [*store.list_recorded(statuses=_EXPOSED, limit=1),
+              *store.list_recorded(statuses=_EXPOSED, after="b/", limit=1)]  # fmt: skip
+    earliest = min((r.at for r in firsts), default=None)
+    _sub(el, f"{{{OAI}}}earliestDatestamp", datestamp(earliest) if earliest else "1970-01-01T00:00:00Z")
     _sub(el, f"{{{OAI}}}deletedRecord", "persistent")
     _sub(el, f"{{{OAI}}}granularity", "YYYY-MM-DDThh:mm:ssZ")
 
@@ -465,7 +483,7 @@ def _list_sets(root: ET.Element, store: Store, args: Mapping[str, str]) -> None:
 def _get_record(root: ET.Element, store: Store, args: Mapping[str, str]) -> None:
     prefix = _prefix(args["metadataPrefix"])
     b = _exposed(store, args["identifier"])
-    _record(_sub(root, f"{{{OAI}}}GetRecord"), b, prefix, _sets_of(store))
+    _record(_sub(root, f"{{{OAI}}}GetRecord"), b, store.recorded_at(b), prefix, _sets_of(store))
 
 
 #: OAI-PMH.xsd metadataPrefixType
@@ -517,32 +535,32 @@ def _list(root: ET.Element, verb: str, store: Store, args: Mapping[str, str]) ->
     if token.set_spec is not None:
         naan, _, shoulder_part = token.set_spec.partition(":")
         shoulder = shoulder_part or None
-    page: list[Binding] = []
+    page: list[tuple[Binding, _dt.datetime | None]] = []
     if token.set_spec is None or token.set_spec in sets:
-        after = None if token.after is None else (_stamp(token.after[0]), token.after[1])
-        page = store.list_changed(
+        found = store.list_recorded(
             naan=naan, shoulder=shoulder, since=None if token.since is None else _stamp(token.since),
-            until=_stamp(token.until), after=after, statuses=_EXPOSED, limit=PAGE + 1,
+            until=_stamp(token.until), after=None if token.after is None else token.after[0],
+            statuses=_EXPOSED, limit=PAGE + 1,
         )  # fmt: skip
+        page = [(r.binding, r.at) for r in found]
     if not page and token.after is not None:
         # The records that followed when the token was issued were all changed since, past the window's
         # end (they are for the next incremental harvest).  A list part has at least one record (the
         # schema), so the last one sent is sent again, as it is now, closing the list.
         again = store.get_binding(token.after[1])
-        page = [again] if again is not None and again.status in _EXPOSED else []
+        page = [(again, store.recorded_at(again))] if again is not None and again.status in _EXPOSED else []
     if not page:
         raise OaiError("noRecordsMatch", "no record matches these arguments")
     more, page = len(page) > PAGE, page[:PAGE]
     el = _sub(root, f"{{{OAI}}}{verb}")
-    for b in page:
+    for b, at in page:
         if verb == "ListRecords":
-            _record(el, b, token.prefix, sets)
+            _record(el, b, at, token.prefix, sets)
         else:
-            _header(el, b, sets)
+            _header(el, b, at, sets)
     attrs = {"cursor": str(token.cursor)}
     if more:
-        last = page[-1]
-        after_last = (stored_time(last.updated) or "", last.key)
+        after_last = (found[PAGE - 1].position, found[PAGE - 1].binding.key)
         nxt = Token(verb, token.prefix, token.set_spec, token.since, token.until, after_last,
                     token.cursor + len(page))  # fmt: skip
         _sub(el, f"{{{OAI}}}resumptionToken", nxt.encode(), **attrs)
