@@ -91,6 +91,17 @@ def new_postgres_url(postgres_url: str) -> Iterator[Callable[[], str]]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
+def new_url(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str]:
+    """A maker of new empty stores' URLs, on both backends: SQLite files under the test's ``tmp_path``,
+    fresh PostgreSQL schemas (``new_postgres_url``)."""
+    if request.param == "postgres":
+        pg: Callable[[], str] = request.getfixturevalue("new_postgres_url")
+        return pg
+    count = iter(range(1000))
+    return lambda: f"sqlite:///{tmp_path / f'store{next(count)}.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest) -> Iterator[Any]:
     """An empty store, in memory (SQLite) and in a fresh PostgreSQL schema: a test asking for it runs on
     both.  (A module that needs another store defines its own ``store``, which takes precedence.)"""

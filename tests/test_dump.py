@@ -31,15 +31,6 @@ from pidkit.store.rows import TABLES
 NAAN = "99999"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def new_url(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str]:
-    if request.param == "postgres":
-        pg: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        return pg
-    count = iter(range(1000))
-    return lambda: f"sqlite:///{tmp_path / f'store{next(count)}.db'}"
-
-
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> Callable[[], str]:
     count = iter(range(1000))

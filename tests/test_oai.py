@@ -115,7 +115,9 @@ def test_identify(oai: Oai, store: Store) -> None:
     assert get["baseURL"] == "http://testserver/oai" and get["protocolVersion"] == "2.0"
     assert get["deletedRecord"] == "persistent" and get["granularity"] == "YYYY-MM-DDThh:mm:ssZ"
     first = min(r.at for r in store.list_recorded(statuses=("public", "unavailable", "tombstoned")))
-    assert get["earliestDatestamp"] == first.strftime("%Y-%m-%dT%H:%M:%SZ")
+    earliest = store.earliest_recorded()
+    assert earliest is not None and earliest <= first
+    assert get["earliestDatestamp"] == earliest.strftime("%Y-%m-%dT%H:%M:%SZ")
     request = root.find("o:request", NS)
     assert request is not None and request.attrib == {"verb": "Identify"}
     assert get["adminEmail"] == "oai-admin@example.org"  # the default of Settings.oai_admin_email
@@ -395,9 +397,16 @@ def test_bad_argument(oai: Oai, pairs: list[tuple[str, str]]) -> None:
 
 def _tokens() -> list[str]:
     real = Token("ListRecords", "oai_dc", None, None, "2024-05-01T12:00:00.000000Z",
-                 ("2024-05-01T11:00:00.000000Z", "ark:99999/fk4x1"), 2).encode()  # fmt: skip
+                 ("b/3n3hshx2irezw", "ark:99999/fk4x1"), 2).encode()  # fmt: skip
     body, _, digest = real.partition(".")
     noon = "2024-05-01T12:00:00.000000Z"
+
+    def after(position: str, ark: str = "ark:99999/fk4x1") -> str:
+        return Token("ListRecords", "oai_dc", None, None, noon, (position, ark), 1).encode()
+
+    positions = [after(p) for p in ("2024-05-01T11:00:00.000000Z", "b/1\ud800", "b/1\x00", "a/x/0:y", "b")]
+    arks = [after("b/bzzzzzzzzzzzz", a)
+            for a in ("ark:/", "ark:99999/\x00", "not an ark", "ark:99999/\udc00")]  # fmt: skip
     wrong_verb = Token("ListIdentifiers", "oai_dc", None, None, noon, None, 0).encode()
     bad_prefix = Token("ListRecords", "marc", None, None, "2024-05-01T12:00:00.000000Z", None, 0).encode()
     bad_time = Token("ListRecords", "oai_dc", None, None, "not a time", None, 0).encode()
@@ -406,6 +415,7 @@ def _tokens() -> list[str]:
     return [
         "forged", "", ".", real[:-1] + ("0" if real[-1] != "0" else "1"), body[:-2] + "." + digest,
         f"{body}x.{digest}", wrong_verb, bad_prefix, bad_time, bad_set, negative, "é" * 10, "a" * 5000,
+        *positions, *arks,
     ]  # fmt: skip
 
 
@@ -417,6 +427,9 @@ def test_bad_resumption_token_never_a_server_error(oai: Oai, token: str) -> None
 def test_a_well_formed_token_of_ours_is_honoured(oai: Oai) -> None:
     tok = Token("ListRecords", "oai_dc", None, None, "2999-01-01T00:00:00.000000Z", None, 0).encode()
     assert len(ids(oai(verb="ListRecords", resumptionToken=tok))) == 5
+    past_all = Token("ListRecords", "oai_dc", None, None, "2999-01-01T00:00:00.000000Z",
+                     ("b/bzzzzzzzzzzzz", "ark:99999/nosuch"), 5).encode()  # fmt: skip
+    assert error(oai(verb="ListRecords", resumptionToken=past_all)) == ("noRecordsMatch", True)
 
 
 def test_list_sets_takes_no_token(oai: Oai) -> None:

@@ -19,8 +19,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from pidkit.store import Store, open_store
 
 NAAN = "99999"
@@ -29,15 +27,6 @@ NAAN = "99999"
 N = 10_000
 #: Bindings of the store an import is killed in: its old state (what the kill must leave, if not the new).
 OLD = 200
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def new_url(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str]:
-    if request.param == "postgres":
-        pg: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        return pg
-    count = iter(range(1000))
-    return lambda: f"sqlite:///{tmp_path / f'store{next(count)}.db'}"
 
 
 def _lines(n: int, prefix: str = "fk4b") -> list[str]:

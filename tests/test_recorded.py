@@ -10,7 +10,6 @@ import io
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,16 +19,6 @@ from pidkit.store import Principal, Store, open_store
 
 NAAN = "99999"
 OLD = "2001-02-03T04:05:06.000000Z"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def new_url(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str]:
-    """A new empty store's URL at each call, on both backends."""
-    if request.param == "postgres":
-        pg: Callable[[], str] = request.getfixturevalue("new_postgres_url")
-        return pg
-    count = iter(range(1_000))
-    return lambda: f"sqlite:///{tmp_path}/s{next(count)}.db"
 
 
 def _line(key: str, target: str = "https://example.org/") -> str:
@@ -110,22 +99,86 @@ def test_a_restore_into_an_empty_store_keeps_the_recorded_order(new_url: Callabl
         assert _keys(recorded)[-1] == f"ark:{NAAN}/fk4m1"
 
 
-def test_a_dump_without_history_is_adopted_when_it_is_restored(new_url: Callable[[], str]) -> None:
-    key = f"ark:{NAAN}/fk4nohistory"
+def test_a_dump_without_history_is_adopted_when_it_is_restored(
+    new_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("pidkit.store.sql._CHUNK", 2)  # the bindings without history are read in chunks
+    keys = [f"ark:{NAAN}/fk4nohistory{i}" for i in range(5)]
     with open_store(new_url()) as source:
         source.add_naan(NAAN)
-        source.bind(key, "https://example.org/")
+        for key in keys:
+            source.bind(key, "https://example.org/")
+        source.bind_id("xarkid", "AYvP5WgA-_-_ASNFZ4mr", "https://example.org/x")
         lines = _rewrite(_dump(source), lambda r: None if r["table"] == "history" else r)
     with open_store(new_url()) as target:
         since = _now()
-        target.restore(lines)
-        assert _keys(target.list_recorded(since=since)) == [key]
-        [adopted] = target.history("ark", key)
-        assert (adopted.operation, adopted.principal) == ("adopt", "system:restore")
-        assert adopted.id >= "2" and adopted.at is not None and adopted.at >= since  # a TID of now
+        report = target.restore(lines)
+        assert report.restored["history"] == 6
+        assert sorted(_keys(target.list_recorded(since=since))) == keys
+        for kind, key in [*(("ark", k) for k in keys), ("xarkid", "AYvP5WgA-_-_ASNFZ4mr")]:
+            [adopted] = target.history(kind, key)
+            assert (adopted.operation, adopted.principal) == ("adopt", "system:restore")
+            assert adopted.id >= "2" and adopted.at is not None and adopted.at >= since  # a TID of now
 
 
-def test_migration_3_rows_come_first_in_the_order_of_their_time(new_url: Callable[[], str]) -> None:
+def test_a_merge_stamps_what_it_adds_once_it_wrote_everything_else(
+    new_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``merge`` rows are written last, so that their time is as near the commit as the merge can
+    make it (a harvester that read past that time before the commit would never see the bindings)."""
+    monkeypatch.setattr("pidkit.store.sql._CHUNK", 2)
+    with open_store(new_url()) as source:
+        source.add_naan(NAAN)
+        for i in range(5):
+            source.bind(f"ark:{NAAN}/fk4late{i}", "https://example.org/")
+        lines = _dump(source)
+    with open_store(new_url()) as target:
+        tables_done: list[_dt.datetime] = []
+        restore_table = target._restore_table  # type: ignore[attr-defined]
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            done = restore_table(*args, **kwargs)
+            time.sleep(0.002)
+            tables_done.append(_now())
+            return done
+
+        monkeypatch.setattr(target, "_restore_table", timed)
+        target.restore(lines, merge=True)
+        merged = [target.history("ark", f"ark:{NAAN}/fk4late{i}")[-1] for i in range(5)]
+        assert {h.operation for h in merged} == {"merge"}
+        assert all(h.at is not None and h.at > tables_done[-1] for h in merged)
+        assert min(r.at for r in target.list_recorded()) > tables_done[-1]
+
+
+def test_the_earliest_recorded_time_is_no_later_than_any(new_url: Callable[[], str]) -> None:
+    """What OAI-PMH's earliestDatestamp promises: no binding's recorded time is earlier (migration 3's
+    rows included), read without walking the history."""
+    with open_store(new_url()) as empty:
+        assert empty.earliest_recorded() is None
+    a = f"ark:{NAAN}/fk4a"
+
+    def adopted(row: dict[str, Any]) -> dict[str, Any]:
+        r = row["row"]
+        if row["table"] == "history" and r["key"] == a:
+            r.update(id=f"0:ark:{a}", at="2002-01-01T00:00:00.000000Z", operation="adopt", before=None,
+                     after=None)  # fmt: skip
+        return row
+
+    with open_store(new_url()) as source:
+        source.add_naan(NAAN)
+        source.bind(a, "https://example.org/")
+        source.bind(f"ark:{NAAN}/fk4b", "https://example.org/")
+        first = source.earliest_recorded()
+        assert first is not None and first <= min(r.at for r in source.list_recorded())
+        lines = _rewrite(_dump(source), adopted)
+    with open_store(new_url()) as store:
+        store.restore(lines)
+        assert store.earliest_recorded() == _dt.datetime(2002, 1, 1, tzinfo=_dt.UTC)
+
+
+def test_migration_3_rows_come_first_in_the_order_of_their_time(
+    new_url: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A binding whose newest history row is one migration 3 wrote ('0:KIND:KEY', no TID) is listed by
     that row's ``at``, before every binding with a TID row; from/until select them by that time too."""
     a, b, c = (f"ark:{NAAN}/fk4{x}" for x in "abc")
@@ -158,6 +211,12 @@ def test_migration_3_rows_come_first_in_the_order_of_their_time(new_url: Callabl
         assert _keys(store.list_recorded(since=middle)) == [a, c]
         assert _keys(store.list_recorded(until=middle)) == [b]
         assert _keys(store.list_recorded(after="b/")) == [c]
+        for small in (20_000, 0):  # a scope read from its own bindings, and from the history
+            monkeypatch.setattr("pidkit.store.sql._SMALL_SCOPE", small)
+            assert _keys(store.list_recorded(naan=NAAN)) == [b, a, c]
+            assert _keys(store.list_recorded(naan=NAAN, since=middle)) == [a, c]
+            assert _keys(store.list_recorded(naan=NAAN, until=middle)) == [b]
+            assert _keys(store.list_recorded(naan=NAAN, after=everything[0].position)) == [a, c]
         found = store.get_binding(a)
         assert found is not None and store.recorded_at(found) == _dt.datetime(2003, 1, 1, tzinfo=_dt.UTC)
         store.bind(a, erc={"what": "changed now"})  # now its newest row has a TID: it moves to the end
@@ -180,9 +239,16 @@ def test_a_walk_lists_each_binding_once_and_one_changed_meanwhile_again_at_the_e
     assert walked == [*keys[:3], *keys[4:], keys[0], keys[3]]
 
 
-def test_a_scope_of_few_among_many_is_found_whole(store: Store) -> None:
+@pytest.mark.parametrize("small", [20_000, 0], ids=["from the scope's bindings", "from the history"])
+@pytest.mark.parametrize("batch", [4096, 8], ids=["batches", "small batches"])
+def test_a_scope_of_few_among_many_is_found_whole(
+    store: Store, monkeypatch: pytest.MonkeyPatch, small: int, batch: int
+) -> None:
     """Bindings of one shoulder behind many of another (each batch of history rows read holds none of
-    them at first): every one is found, and the statuses select."""
+    them at first): every one is found, and the statuses select — whether the scope is read from its
+    own bindings (a small one) or from the history in batches."""
+    monkeypatch.setattr("pidkit.store.sql._SMALL_SCOPE", small)
+    monkeypatch.setattr("pidkit.store.sql._MAX_BATCH", batch)
     store.add_naan(NAAN, shoulders=["fk4", "b5"])
     store.import_jsonl([_line(f"ark:{NAAN}/fk4many{i:03d}") for i in range(300)])
     wanted = [f"ark:{NAAN}/b5few{i}" for i in range(5)]
@@ -194,8 +260,11 @@ def test_a_scope_of_few_among_many_is_found_whole(store: Store) -> None:
         walked += _keys(page)
         after = page[-1].position
     assert sorted(walked) == wanted and len(walked) == 5
-    public = store.list_recorded(shoulder="b5", statuses=("public",), limit=100)
+    public = store.list_recorded(naan=NAAN, shoulder="b5", statuses=("public",), limit=100)
     assert sorted(_keys(public)) == [k for k in wanted if k != wanted[2]]
+    assert sorted(_keys(store.list_recorded(shoulder="b5", limit=100))) == wanted  # a shoulder alone
+    assert len(store.list_recorded(naan=NAAN, limit=1000)) == 305
+    assert store.list_recorded(naan="12345", limit=10) == []
     assert store.list_recorded(statuses=()) == []
     assert len(store.list_recorded(limit=1000)) == 305
 
@@ -212,10 +281,10 @@ def test_times_past_either_end_of_the_tid_range_are_taken(store: Store) -> None:
 @pytest.mark.parametrize(
     "position",
     ["", "x", "b/0:ark:ark:1/x", "a/not a time/0:ark:ark:1/x", "a/2024-05-01T12:00:00.000000Z/3kzzz",
-     "a/2024-05-01T12:00:00Z/0:ark:ark:1/x", "c/3kzzz"],
+     "a/2024-05-01T12:00:00Z/0:ark:ark:1/x", "c/3kzzz", "b", "b/3kz\x00", "b/3kz\ud800"],
 )  # fmt: skip
 def test_a_position_that_is_not_one_is_refused(store: Store, position: str) -> None:
-    with pytest.raises(StoreError, match="not a position in the order of recorded changes"):
+    with pytest.raises(StoreError, match=r"not a position in the order of recorded changes|position: char"):
         store.list_recorded(after=position)
     with pytest.raises(StoreError, match="limit must be positive"):
         store.list_recorded(limit=0)

@@ -506,6 +506,13 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
+    def earliest_recorded(self) -> _dt.datetime | None:
+        """A time no ARK binding's recorded change (:meth:`list_recorded`) is earlier than — the first
+        change the history records, read in constant time (so not always the earliest of an ARK
+        binding's last change, which may be later) — or ``None`` when the history is empty: what
+        OAI-PMH's ``earliestDatestamp`` promises."""
+
+    @abc.abstractmethod
     def recorded_at(self, binding: Binding) -> _dt.datetime | None:
         """When this store recorded the last change of ``binding`` (its time in
         :meth:`list_recorded`), or ``None`` if it has no history."""

@@ -378,8 +378,9 @@ def parse_recorded_position(text: str) -> tuple[str, str | None, str]:
     >>> parse_recorded_position("b/")
     ('b', None, '')
     """
-    part, _, rest = text.partition("/")
-    if part == "b" and (rest == "" or rest >= FIRST_TID):
+    check_text(text, "position")  # what no database could compare (NUL, a lone surrogate)
+    part, slash, rest = text.partition("/")
+    if part == "b" and slash and (rest == "" or rest >= FIRST_TID):
         return "b", None, rest
     at, _, history_id = rest.partition("/")
     if part == "a" and history_id and history_id < FIRST_TID:

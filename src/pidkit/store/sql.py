@@ -130,6 +130,11 @@ _SECRET = re.compile(r"pk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 
 #: Keys per lookup statement (imports, ``resolve_many``) and rows per ``executemany`` when importing.
 _CHUNK: Final = 1000
+#: A scope (NAAN, shoulder) of fewer ARK bindings is listed by recorded change from its own bindings
+#: (:meth:`SqlStore.list_recorded`): a page then costs the scope's size instead of a walk of the history.
+_SMALL_SCOPE: Final = 20_000
+#: The most history rows :meth:`SqlStore.list_recorded` reads in one batch of a larger scope.
+_MAX_BATCH: Final = 4096
 #: A merge restore's temporary table of the binding keys of its dump: the line of each, and whether the
 #: store kept its own binding of the key (:meth:`SqlStore._merge_bindings`).
 _MERGED: Final = "pidkit_merged"
@@ -140,14 +145,54 @@ def _recorded(row: Sequence[Any]) -> Recorded:
     return Recorded(binding, recorded_time(history_id, at), recorded_position(history_id, at))
 
 
+def _time_window(
+    at: str, tie: str, since: _dt.datetime | None, until: _dt.datetime | None, after: tuple[str, str] | None
+) -> tuple[list[str], list[Any]]:
+    """SQL conditions, and their parameters, for rows whose time column ``at`` is in ``since`` …
+    ``until`` (both inclusive) and that come after ``after`` (a stored time and a ``tie`` value: keyset
+    pagination in ``(at, tie)`` order)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if since is not None:
+        clauses.append(f"{at} >= ?")
+        params.append(stored_time(since))
+    if until is not None:
+        clauses.append(f"{at} <= ?")
+        params.append(stored_time(until))
+    if after is not None:
+        clauses.append(f"({at} > ? OR ({at} = ? AND {tie} > ?))")
+        params += [after[0], after[0], after[1]]
+    return clauses, params
+
+
+def _recorded_part(
+    part: str, at_after: str | None, id_after: str, since: _dt.datetime | None, until: _dt.datetime | None,
+    code_point_order: str,
+) -> tuple[list[str], list[Any], str]:
+    """The conditions on a history row ``h`` of one part of :meth:`SqlStore.list_recorded` past the
+    position ``(at_after, id_after)`` and within ``since`` … ``until``, their parameters, and the part's
+    order: part ``a``, migration 3's rows, by ``at`` and id (its ids compared in code point order:
+    ``code_point_order`` is the backend's ``COLLATE`` for it); part ``b``, the TID rows, by id (TIDs are
+    in one order in every collation)."""
+    if part == "a":
+        position = None if at_after is None else (at_after, id_after)
+        window, params = _time_window("h.at", f"h.id{code_point_order}", since, until, position)
+        return ["h.kind = 'ark'", f"h.id < '{FIRST_TID}'", *window], params, f"h.at, h.id{code_point_order}"
+    lowest = max(id_after, FIRST_TID if since is None else tid_bound(since, end=False))
+    clauses, params = ["h.id > ?" if id_after >= lowest else "h.id >= ?"], [lowest]
+    if until is not None:
+        clauses.append("h.id <= ?")
+        params.append(tid_bound(until, end=True))
+    return clauses, params, "h.id"
+
+
 @dataclasses.dataclass
 class _Merging:
-    """What a merge restore carries from chunk to chunk: who merges (its history rows' principal), the
-    NAANs it holds locked (in its order) and how many history rows it wrote itself."""
+    """What a merge restore carries from chunk to chunk: who merges (its history rows' principal) and the
+    NAANs it holds locked (in its order)."""
 
     who: str
     locked: set[str] = dataclasses.field(default_factory=set)
-    recorded: int = 0
 
 
 #: The tables whose rows belong to one binding (its ``kind`` and ``key``): a merge does not add the dump's
@@ -1267,16 +1312,11 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(check_text(value, column))
-        if since is not None:
-            clauses.append("updated >= ?")
-            params.append(stored_time(since))
-        if until is not None:
-            clauses.append("updated <= ?")
-            params.append(stored_time(until))
-        if after is not None:
-            stamp = stored_time(after[0])
-            clauses.append(f"(updated > ? OR (updated = ? AND key{self._code_point_order} > ?))")
-            params += [stamp, stamp, check_text(after[1], "after")]
+        position = None if after is None else (stored_time(after[0]) or "", check_text(after[1], "after"))
+        tie = f"key{self._code_point_order}"
+        window, window_params = _time_window("updated", tie, since, until, position)
+        clauses += window
+        params += window_params
         params.append(limit)
         with self._transaction(write=False) as cur:
             self._exec(
@@ -1302,74 +1342,97 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         :meth:`Store.list_recorded`).  Two parts: the bindings whose newest row is one of migration 3's
         ``0:KIND:KEY`` rows, by their ``at`` and id (migration 14's index ``history_adopted``); then the
         rest, by their rows' TID (the primary key), whose time is the change's
-        (:func:`~pidkit.store.rows.recorded_time`).  Each part is walked a batch of history rows at a
-        time: a statement that only an index in that order can answer well reads the next
-        :data:`_CHUNK` ids, and a second one keeps those of them that are the newest row of an ARK
-        binding in scope — so no plan, with or without statistics, reads or sorts more than a batch."""
+        (:func:`~pidkit.store.rows.recorded_time`).
+
+        A scope of fewer than :data:`_SMALL_SCOPE` bindings of a NAAN (and shoulder) is read from its
+        bindings (``bindings_by_naan``) and sorted: a page costs the scope's size.  Anything larger is
+        walked in the history's order a batch at a time (growing to :data:`_MAX_BATCH` rows while the
+        page is not full): one statement reads the batch's ids and keys in the index of that order (so
+        that no planner reads more, whatever its statistics), the rows whose key is not under the
+        scope's prefix are passed over (an ARK's key begins with its NAAN and shoulder), and a second
+        keeps the other rows that are the newest of an ARK binding in scope — their bindings read by
+        primary key, the scope compared as an expression no index serves, so that a planner without
+        statistics (a store just filled) never starts from every binding of the NAAN."""
         if limit < 1:
             raise StoreError(f"limit must be positive ({limit})")
         part, at_after, id_after = parse_recorded_position(after) if after is not None else ("a", None, "")
         if not statuses:
             return []
-        scope = {"naan": naan, "shoulder": shoulder}
-        for column, value in scope.items():
-            if value is not None:
-                check_text(value, column)
-        wanted = set(statuses)
-
-        def in_scope(b: Binding) -> bool:
-            return b.status in wanted and all(v is None or getattr(b, c) == v for c, v in scope.items())
-
+        scope = [(c, check_text(v, c)) for c, v in (("naan", naan), ("shoulder", shoulder)) if v is not None]
         columns = ", ".join(f"b.{c}" for c in BINDING_COLUMNS)
+        newest = ("NOT EXISTS (SELECT 1 FROM history l WHERE l.kind = h.kind AND l.key = h.key "
+                  "AND l.id > h.id)")  # fmt: skip
+        statuses_in = f"b.status IN ({', '.join('?' * len(statuses))})"
+        values = [v for _, v in scope]
+        by_index = [f"b.{c} = ?" for c, _ in scope]  # the scope, as bindings_by_naan serves it
+        by_value = [f"coalesce(b.{c}, '') = ?" for c, _ in scope]  # and as no index serves it
+        # An ARK's key begins with its NAAN and shoulder: a history row of another is passed over unread.
+        prefix = "ark:" if naan is None else f"ark:{naan}/{shoulder or ''}"
         found: list[Recorded] = []
-        size = max(2 * limit, 16)  # rows of history per batch: twice the page, more while they are not kept
-        grow = False
+        size = min(max(2 * limit, 64), _MAX_BATCH)  # history rows per batch
         with self._transaction(write=False) as cur:
+            small = naan is not None and self._scope_size(cur, scope) < _SMALL_SCOPE
             while len(found) < limit:
-                if part == "a":
-                    clauses, params = ["kind = 'ark'", f"id < '{FIRST_TID}'"], []
-                    if since is not None:
-                        clauses.append("at >= ?")
-                        params.append(stored_time(since))
-                    if until is not None:
-                        clauses.append("at <= ?")
-                        params.append(stored_time(until))
-                    if at_after is not None:
-                        clauses.append("(at > ? OR (at = ? AND id > ?))")
-                        params += [at_after, at_after, id_after]
-                    order = "at, id"
+                clauses, params, order = _recorded_part(part, at_after, id_after, since, until,
+                                                        self._code_point_order)  # fmt: skip
+                want = limit - len(found)
+                if small:
+                    where = " AND ".join([*by_index, statuses_in, *clauses, newest])
+                    self._exec(cur, f"SELECT h.id, h.at, {columns} FROM bindings b JOIN history h ON "
+                                    f"h.kind = b.kind AND h.key = b.key WHERE b.kind = 'ark' AND {where} "
+                                    f"ORDER BY {order} LIMIT ?",
+                               [*values, *statuses, *params, want])  # fmt: skip
+                    rows = cur.fetchall()
+                    found += map(_recorded, rows)
+                    read_all = len(rows) < want
                 else:
-                    lowest = max(id_after, FIRST_TID if since is None else tid_bound(since, end=False))
-                    clauses, params = ["id > ?" if id_after >= lowest else "id >= ?"], [lowest]
-                    if until is not None:
-                        clauses.append("id <= ?")
-                        params.append(tid_bound(until, end=True))
-                    order = "id"
-                self._exec(cur, f"SELECT id, at FROM history WHERE {' AND '.join(clauses)} ORDER BY {order} "
-                                "LIMIT ?", [*params, size])  # fmt: skip
-                batch = cur.fetchall()
-                if batch:
-                    # The batch's rows first, then their bindings by primary key, the scope checked here:
-                    # a planner without statistics (a store just filled) may otherwise start from every
-                    # ARK binding, or every one of a NAAN.
-                    marks = ", ".join("?" * len(batch))
-                    sql = (f"WITH c AS MATERIALIZED (SELECT id, at, kind, key FROM history WHERE id IN "
-                           f"({marks})) SELECT h.id, h.at, {columns} FROM c h JOIN bindings b ON "
-                           "b.kind = h.kind AND b.key = h.key WHERE h.kind = 'ark' AND NOT EXISTS (SELECT 1 "
-                           "FROM history l WHERE l.kind = h.kind AND l.key = h.key AND l.id > h.id) "
-                           f"ORDER BY h.{order.replace(', ', ', h.')}")  # fmt: skip
-                    self._exec(cur, sql, [history_id for history_id, _ in batch])
-                    kept = [r for r in map(_recorded, cur.fetchall()) if in_scope(r.binding)]
-                    found += kept[: limit - len(found)]
-                    grow = len(kept) < len(batch) // 2
-                    id_after, at_after = batch[-1]
-                if len(batch) < size:  # the part is read to its end
-                    if part == "b":
-                        break
-                    part, at_after, id_after = "b", None, ""
-                elif grow:  # most rows were of other bindings, or older rows of these: read more at once
-                    size = min(2 * size, _CHUNK)
-        return found
+                    # The batch: the part's next `size` rows, read in the order of the part's index (a
+                    # statement no planner answers otherwise); then, of those under the scope's prefix,
+                    # the rows that are the newest of an ARK binding in scope.
+                    within = " AND ".join(clauses)
+                    sql = f"SELECT h.id, h.at, h.key FROM history h WHERE {within} ORDER BY {order} LIMIT ?"
+                    self._exec(cur, sql, [*params, size])
+                    batch = cur.fetchall()
+                    read_all = len(batch) < size
+                    ids = [i for i, _, key in batch if key.startswith(prefix)]
+                    if ids:
+                        where = " AND ".join([*by_value, statuses_in, newest])
+                        marks = ", ".join("?" * len(ids))
+                        sql = (f"WITH c AS MATERIALIZED (SELECT id, at, kind, key FROM history WHERE id IN "
+                               f"({marks})) SELECT h.id, h.at, {columns} FROM c h CROSS JOIN bindings b "
+                               f"WHERE h.kind = 'ark' AND b.kind = h.kind AND b.key = h.key AND {where} "
+                               f"ORDER BY {order} LIMIT ?")  # fmt: skip
+                        self._exec(cur, sql, [*ids, *values, *statuses, want])
+                        found += map(_recorded, cur.fetchall())
+                    if batch:
+                        id_after, at_after, _ = batch[-1]
+                    if len(found) < limit:  # the page is not full: read on, more at once
+                        size = min(2 * size, _MAX_BATCH)
+                if len(found) >= limit or not read_all:
+                    continue
+                if part == "b":
+                    break
+                part, at_after, id_after = "b", None, ""
+        return found[:limit]
+
+    def _scope_size(self, cur: Cursor, scope: Sequence[tuple[str, str]]) -> int:
+        """How many ARK bindings ``scope`` (``(column, value)`` of naan and shoulder) holds, counted up
+        to :data:`_SMALL_SCOPE` (``bindings_by_naan``: no row is read)."""
+        where = " AND ".join(f"{c} = ?" for c, _ in scope)
+        self._exec(cur, f"SELECT count(*) FROM (SELECT 1 FROM bindings WHERE kind = 'ark' AND {where} "
+                        "LIMIT ?) s", [*(v for _, v in scope), _SMALL_SCOPE])  # fmt: skip
+        row = cur.fetchone()
+        return int(row[0]) if row else 0
+
+    def earliest_recorded(self) -> _dt.datetime | None:
+        """The earlier of migration 3's first ARK row (``history_adopted``) and the first TID row."""
+        with self._transaction(write=False) as cur:
+            self._exec(cur, f"SELECT at, id FROM history WHERE kind = 'ark' AND id < '{FIRST_TID}' "
+                            "ORDER BY at LIMIT 1")  # fmt: skip
+            first = [cur.fetchone()]
+            self._exec(cur, f"SELECT at, id FROM history WHERE id >= '{FIRST_TID}' ORDER BY id LIMIT 1")
+            first.append(cur.fetchone())
+        return min((recorded_time(row[1], row[0]) for row in first if row is not None), default=None)
 
     def recorded_at(self, binding: Binding) -> _dt.datetime | None:
         """The time of the newest history row of ``binding`` (see :meth:`Store.recorded_at`)."""
@@ -1851,10 +1914,12 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             if wrong:
                 problems = "; ".join(wrong)
                 raise StoreError(f"rows and header disagree (dump cut short?): {problems}; nothing restored")
-            if merge:
-                self._drop_temp_table(cur, _MERGED)
             skipped = {t: seen[t] - restored[t] for t in seen}
-            restored["history"] += merging.recorded if merge else self._adopt(cur)
+            if merge:
+                restored["history"] += self._record_merged(cur, merging.who)
+                self._drop_temp_table(cur, _MERGED)
+            else:
+                restored["history"] += self._adopt(cur)
         return RestoreReport(restored, skipped)
 
     @contextmanager
@@ -1879,21 +1944,46 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
 
     def _adopt(self, cur: Cursor) -> int:
         """Give every binding without history one ``adopt`` row (principal ``system:restore``), as
-        migration 3 does for the bindings of an older store: a dump of an older schema, or one made by
-        another tool, has none.  Its id is a TID of now, when the binding reached this store (the time
-        a harvester sees, :meth:`list_recorded`).  A dump of a consistent store has history for every
-        binding, so its restore adds nothing (round trips stay exact).  Returns the rows added."""
-        sql = ("SELECT b.kind, b.key FROM bindings b WHERE NOT EXISTS (SELECT 1 FROM history h "
-               "WHERE h.kind = b.kind AND h.key = b.key)")  # fmt: skip
-        self._exec(cur, sql)
-        pairs = cur.fetchall()
-        stamp = now()
-        for start in range(0, len(pairs), _CHUNK):
-            part = pairs[start:start + _CHUNK]
+        migration 3 does for the bindings of an older store: a dump of an older schema has none.  Its id
+        is a TID of now, when the binding reached this store (the time a harvester sees,
+        :meth:`list_recorded`).  A dump of a consistent store has history for every binding, so its
+        restore adds nothing (round trips stay exact).  Read a chunk of keys at a time (in key order,
+        past the last chunk's); returns the rows added."""
+        stamp, added, last = now(), 0, ("", "")
+        while True:
+            sql = ("SELECT b.kind, b.key FROM bindings b WHERE (b.kind > ? OR (b.kind = ? AND b.key > ?)) "
+                   "AND NOT EXISTS (SELECT 1 FROM history h WHERE h.kind = b.kind AND h.key = b.key) "
+                   "ORDER BY b.kind, b.key LIMIT ?")  # fmt: skip
+            self._exec(cur, sql, [last[0], last[0], last[1], _CHUNK])
+            part = cur.fetchall()
+            if not part:
+                return added
             ids = history_ids(len(part))
             self._insert_history(cur, [(hid, stamp, "system:restore", "adopt", kind, key, None, None)
                                        for hid, (kind, key) in zip(ids, part, strict=True)])  # fmt: skip
-        return len(pairs)
+            added, last = added + len(part), part[-1]
+
+    def _record_merged(self, cur: Cursor, who: str) -> int:
+        """Write a ``merge`` history row by ``who`` for each binding the merge added (:data:`_MERGED`,
+        not kept), its ``after`` the binding as it came in.  Once the merge wrote everything else, so
+        that its time is as near its commit as can be: a harvester that read past the time before the
+        commit would miss the binding.  A chunk at a time; returns the rows written."""
+        stamp, added, last = now(), 0, ("", "")
+        columns = ", ".join(f"b.{c}" for c in BINDING_COLUMNS)
+        while True:
+            sql = (f"SELECT {columns} FROM {_MERGED} m JOIN bindings b ON b.kind = m.kind AND b.key = m.key "
+                   "WHERE m.kept = 0 AND (m.kind > ? OR (m.kind = ? AND m.key > ?)) "
+                   "ORDER BY m.kind, m.key LIMIT ?")  # fmt: skip
+            self._exec(cur, sql, [last[0], last[0], last[1], _CHUNK])
+            rows = cur.fetchall()
+            if not rows:
+                return added
+            ids = history_ids(len(rows))
+            self._insert_history(cur, [
+                (hid, stamp, who, "merge", row[0], row[1], None, created_history_json(row))
+                for hid, row in zip(ids, rows, strict=True)
+            ])  # fmt: skip
+            added, last = added + len(rows), (rows[-1][0], rows[-1][1])
 
     def _restore_table(
         self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool,
@@ -1932,8 +2022,8 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         binds twice is refused naming both lines (as a restore into an empty store refuses it).  Which
         keys the store kept is what the insert itself reports (:meth:`_insert_new_bindings`), never a
         read made before it: a key another writer binds or deletes meanwhile is kept or merged as the
-        insert finds it, and its history follows the binding the store ends up with.  Each binding
-        added gets its ``merge`` history row (by ``merging.who``)."""
+        insert finds it, and its history follows the binding the store ends up with.  (Each binding
+        added gets its ``merge`` history row at the merge's end: :meth:`_record_merged`.)"""
         kind_at, key_at = table.columns.index("kind"), table.columns.index("key")
         by_kind: dict[str, dict[str, int]] = {}
         for number, values in rows:
@@ -1947,14 +2037,6 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             number, key, earlier = repeated[0]
             raise StoreError(f"bindings row refused: {key} is bound on line {earlier} too", line=number)
         new = set(self._restore_chunk_by(cur, table, rows, self._insert_new_bindings, held=held))
-        added = [values for _, values in rows if (values[kind_at], values[key_at]) in new]
-        stamp = now()
-        self._insert_history(cur, [
-            (hid, stamp, merging.who, "merge", values[kind_at], values[key_at], None,
-             created_history_json(values))
-            for hid, values in zip(history_ids(len(added)), added, strict=True)
-        ])  # fmt: skip
-        merging.recorded += len(added)
         cur.executemany(
             self._q(f"INSERT INTO {_MERGED} (kind, key, line, kept) VALUES (?, ?, ?, ?)"),
             [(kind, key, number, int((kind, key) not in new)) for kind, keys in by_kind.items()

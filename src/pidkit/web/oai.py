@@ -56,7 +56,8 @@ from starlette.concurrency import run_in_threadpool
 from ..codecs import iso_z
 from ..errors import PidkitError
 from ..settings import DEFAULT_OAI_ADMIN_EMAIL
-from ..store import Binding, Naan, Store
+from ..store import Binding, Naan, Store, check_text
+from ..store.keys import ark_key
 from ..store.rows import parse_recorded_position, stored_time, time_from_stored
 from .stores import settings_of, store_of
 
@@ -280,6 +281,7 @@ class Token:
         if self.after is not None:
             try:
                 parse_recorded_position(self.after[0])
+                ark_key(check_text(self.after[1], "after"))
             except PidkitError as exc:
                 raise ValueError(str(exc)) from None
 
@@ -445,10 +447,7 @@ def _identify(root: ET.Element, store: Store, base_url: str, admin_email: str) -
     _sub(el, f"{{{OAI}}}baseURL", base_url)
     _sub(el, f"{{{OAI}}}protocolVersion", "2.0")
     _sub(el, f"{{{OAI}}}adminEmail", admin_email)
-    # The two parts of the order of recorded changes are each in time order: the earliest is a first.
-    firsts = [*store.list_recorded(statuses=_EXPOSED, limit=1),
-              *store.list_recorded(statuses=_EXPOSED, after="b/", limit=1)]  # fmt: skip
-    earliest = min((r.at for r in firsts), default=None)
+    earliest = store.earliest_recorded()
     _sub(el, f"{{{OAI}}}earliestDatestamp", datestamp(earliest) if earliest else "1970-01-01T00:00:00Z")
     _sub(el, f"{{{OAI}}}deletedRecord", "persistent")
     _sub(el, f"{{{OAI}}}granularity", "YYYY-MM-DDThh:mm:ssZ")
@@ -547,8 +546,11 @@ def _list(root: ET.Element, verb: str, store: Store, args: Mapping[str, str]) ->
         # The records that followed when the token was issued were all changed since, past the window's
         # end (they are for the next incremental harvest).  A list part has at least one record (the
         # schema), so the last one sent is sent again, as it is now, closing the list.
-        again = store.get_binding(token.after[1])
-        page = [(again, store.recorded_at(again))] if again is not None and again.status in _EXPOSED else []
+        try:
+            again = _exposed(store, token.after[1])
+            page = [(again, store.recorded_at(again))]
+        except OaiError:  # no longer harvestable (or never was, in a made-up token)
+            page = []
     if not page:
         raise OaiError("noRecordsMatch", "no record matches these arguments")
     more, page = len(page) > PAGE, page[:PAGE]

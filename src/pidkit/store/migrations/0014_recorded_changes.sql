@@ -3,7 +3,9 @@
 -- last change reached this store, not its `updated` (which an import of export lines, a merge restore
 -- and the importers keep as the source gave it, so that an incremental harvest past that time never saw
 -- the binding).  Rows with a TID id are read in the order of the primary key, which is their time.  The
--- rows migration 3 wrote for the bindings of an older store ('0:KIND:KEY', no TID) are read by `at`
--- through this index: it holds those rows alone (every id below '1'; a TID begins with 2 … b), so no
--- change written since costs an entry in it.
-CREATE INDEX history_adopted ON history (kind, at, id) WHERE id < '1';
+-- rows migration 3 wrote for the bindings of an older store ('0:KIND:KEY', no TID) are read by `at` and
+-- id through an index that holds those rows alone (every id below '1'; a TID begins with 2 … b), so no
+-- change written since costs an entry in it: history_adopted (kind, at, id), in
+-- 0014_recorded_changes.sqlite.sql, and with its id in code point order (COLLATE "C", as SQLite's
+-- BINARY) in 0014_recorded_changes.postgresql.sql, so that the order of two rows of one time is the same
+-- on every backend and in a database of any collation.
