@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -533,6 +532,25 @@ def test_a_merge_keeps_what_another_writer_binds_and_merges_what_it_deletes_mean
         assert report.restored["bindings"] == 2 and report.skipped["bindings"] == 1
 
 
+def _header(line: str, **fields: object) -> str:
+    """A dump's header line with ``fields`` set."""
+    return json.dumps({**json.loads(line), **fields}, separators=(",", ":")) + "\n"
+
+
+def test_a_dump_of_a_newer_schema_that_this_one_reads_is_restored(new_url: Callable[[], str]) -> None:
+    """A dump written at a newer schema whose tables and columns this pidkit all knows (its header says
+    the oldest schema that reads it) is restored whole: moving a store to an older pidkit loses nothing.
+    The dump this pidkit writes says so too."""
+    with open_store(new_url()) as source:
+        _fill(source)
+        lines = _dump(source)
+    header = json.loads(lines[0])
+    assert header["schema"] == LATEST and header["readable_from"] <= LATEST
+    with open_store(new_url()) as target:
+        target.restore([_header(lines[0], schema=LATEST + 3), *lines[1:]])
+        assert _dump(target)[1:] == lines[1:]
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
@@ -543,7 +561,11 @@ def test_a_merge_keeps_what_another_writer_binds_and_merges_what_it_deletes_mean
         (lambda ls: [ls[0], *ls[2:]], "naans: 1 of 2"),
         (lambda ls: ls[1:], "not a pidkit dump .* on line 1"),
         (lambda ls: [ls[0], *reversed(ls[1:])], "rows after"),
-        (lambda ls: [re.sub(r"\"schema\":\d+", "\"schema\":99", ls[0]), *ls[1:]], "newer than this store"),
+        (lambda ls: [_header(ls[0], schema=99, readable_from=99), *ls[1:]], "needs schema 99 or newer"),
+        (lambda ls: [_header(ls[0], readable_from="4"), *ls[1:]], '"readable_from" must be an integer'),
+        (lambda ls: [_header(ls[0], readable_from=LATEST + 1), *ls[1:]], '"readable_from" must be an'),
+        (lambda ls: [_header(ls[0], schema=LATEST + 3), ls[1].replace('"created"', '"new":1,"created"'),
+                     *ls[2:]], "unexpected new on line 2"),
         (
             lambda ls: [*ls[:2], ls[1].replace('"naan":"12345"', '"naan":"12345","x":1'), *ls[2:]],
             "unexpected x on line 3",
@@ -552,7 +574,8 @@ def test_a_merge_keeps_what_another_writer_binds_and_merges_what_it_deletes_mean
     ],
     ids=[
         "not-json", "missing-column", "unknown-table", "cut-short", "count", "no-header",
-        "out-of-order", "newer", "extra-column", "duplicate",
+        "out-of-order", "newer", "readable-not-int", "readable-past-schema", "newer-with-a-new-column",
+        "extra-column", "duplicate",
     ],
 )  # fmt: skip
 def test_a_bad_dump_restores_nothing(

@@ -3,7 +3,7 @@
 The first line is the header, then every table's rows (:data:`pidkit.store.rows.TABLES`, parents
 first, each table in primary-key order), one row per line::
 
-    {"format":"pidkit-dump","version":1,"pidkit":"0.1.0","backend":"sqlite","schema":2,"counts":{…}}
+    {"format":"pidkit-dump","version":1,"pidkit":"0.1.0","backend":"sqlite","schema":14,"readable_from":4,"counts":{…}}
     {"table":"naans","row":{"naan":"99999","name":"Test","created":"2024-05-01T12:00:00.000000Z"}}
     {"table":"minted","row":{"naan":"99999","id":"fk4x8d9m2q","minter":"m","position":0,…}}
 
@@ -36,8 +36,10 @@ from .rows import TABLES, Table
 
 __all__ = [
     "FORMAT",
+    "READABLE_FROM",
     "VERSION",
     "DumpHeader",
+    "check_readable",
     "header_line",
     "parse_header",
     "parse_row",
@@ -49,6 +51,17 @@ FORMAT: Final = "pidkit-dump"
 #: Version of this format (not of the schema: the header says which schema the rows follow).
 VERSION: Final = 1
 _BY_NAME: Final = {t.name: t for t in TABLES}
+#: The schema since which the values a dump carries mean what they mean now, whatever the tables' columns
+#: say: raise it to a migration's number when that migration changes what a carried value means (a
+#: format, a unit) without adding a column.  None has so far.
+_MEANINGS_SINCE: Final = 1
+#: The oldest schema that reads a dump written now: the newest table or column a dump carries (and
+#: :data:`_MEANINGS_SINCE`).  A store of that schema or newer restores it, though it was written by a newer
+#: pidkit: every table and column in it is one that store knows (a dump naming any other is refused at
+#: its line), so nothing in it is lost.
+READABLE_FROM: Final = max(
+    _MEANINGS_SINCE, *(t.since for t in TABLES), *(v for t in TABLES for v, _ in t.added.values())
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +72,24 @@ class DumpHeader:
     schema: int
     counts: Mapping[str, int]
     pidkit: str = __version__
+    #: The oldest schema that reads it (``None``: :data:`READABLE_FROM`, or ``schema`` if older).
+    readable_from: int | None = None
+
+    @property
+    def readable(self) -> int:
+        """The oldest schema that reads this dump.
+
+        >>> DumpHeader("sqlite", 2, {}).readable, DumpHeader("sqlite", 99, {}).readable == READABLE_FROM
+        (2, True)
+        """
+        return min(self.schema, READABLE_FROM) if self.readable_from is None else self.readable_from
 
 
 def header_line(header: DumpHeader) -> str:
     """The header line (with its ``\\n``).
 
     >>> header_line(DumpHeader("sqlite", 2, {"naans": 1}))  # doctest: +ELLIPSIS
-    '{"format":"pidkit-dump","version":1,"pidkit":"...","backend":"sqlite","schema":2,"counts":{"naans":1}}\\n'
+    '{"format":"pidkit-dump",...,"schema":2,"readable_from":2,"counts":{"naans":1}}\\n'
     """
     obj = {
         "format": FORMAT,
@@ -73,6 +97,7 @@ def header_line(header: DumpHeader) -> str:
         "pidkit": header.pidkit,
         "backend": header.backend,
         "schema": header.schema,
+        "readable_from": header.readable,
         "counts": dict(header.counts),
     }
     return json.dumps(obj, separators=(",", ":")) + "\n"
@@ -117,7 +142,31 @@ def parse_header(line: str) -> DumpHeader:
         raise StoreError('header "counts" must map table names to row counts', line=1)
     if type(schema) is not int:
         raise StoreError('header "schema" must be an integer', line=1)
-    return DumpHeader(str(obj.get("backend", "")), schema, counts, str(obj.get("pidkit", "")))
+    readable = obj.get("readable_from", schema)  # a dump written before it was said: its own schema
+    if type(readable) is not int or not 1 <= readable <= schema:
+        raise StoreError(f'header "readable_from" must be an integer from 1 to the schema ({schema})', line=1)
+    return DumpHeader(str(obj.get("backend", "")), schema, counts, str(obj.get("pidkit", "")), readable)
+
+
+def check_readable(header: DumpHeader, schema: int) -> None:
+    """Refuse (:class:`~pidkit.errors.StoreError`, line 1) a dump a store of ``schema`` cannot read: one
+    whose header says it needs a newer schema.  A dump of a newer schema that an older one reads (its
+    tables and columns all known to it) is restored; a row naming another table or column is then
+    refused at its line, as in any dump.
+
+    >>> check_readable(DumpHeader("sqlite", 99, {}, readable_from=4), 14)
+    >>> check_readable(DumpHeader("sqlite", 99, {}, "9.0", readable_from=15), 14)
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: the dump needs schema 15 or newer (pidkit 9.0 wrote it, at schema 99), newer \
+than this store's 14: restore it with that pidkit, or a newer one on line 1
+    """
+    if header.readable > schema:
+        raise StoreError(
+            f"the dump needs schema {header.readable} or newer (pidkit {header.pidkit or '?'} wrote it, at "
+            f"schema {header.schema}), newer than this store's {schema}: restore it with that pidkit, or a "
+            "newer one", line=1,
+        )
 
 
 #: What may put a character no store keeps (NUL, a lone surrogate: :func:`~pidkit.store.records.check_text`)

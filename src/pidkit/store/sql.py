@@ -33,7 +33,7 @@ from ..errors import ConflictError, ExhaustedError, NotFoundError, PidkitError, 
 from .accounts import SqlAccounts
 from .base import DEFAULT_BATCH, IMPORTED, Store
 from .changes import BindingChange, apply_change, changed_fields, extra_from_text, new_binding
-from .dump import DumpHeader, header_line, parse_header, read_rows, row_line
+from .dump import DumpHeader, check_readable, header_line, parse_header, read_rows, row_line
 from .jsonl import ImportRow, UpdateRow, binding_line, parse_import_line, parse_update_line
 from .keys import (
     QUALIFIED_HIGH,
@@ -1864,12 +1864,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         if first is None:
             raise StoreError("empty dump: no header line", line=1)
         header = parse_header(first[1])
-        schema = self.schema_version()
-        if header.schema > schema:
-            raise StoreError(
-                f"the dump is of schema {header.schema}, newer than this store's {schema}: "
-                "restore it with the pidkit that made it, or a newer one", line=1
-            )
+        check_readable(header, self.schema_version())
         order = {t.name: i for i, t in enumerate(TABLES)}
         restored = dict.fromkeys(order, 0)
         seen = dict.fromkeys(order, 0)
