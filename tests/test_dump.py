@@ -23,6 +23,7 @@ from pidkit.errors import ExhaustedError, StoreError
 from pidkit.noid import Minter
 from pidkit.store import Erc, Store, open_store
 from pidkit.store.dump import parse_row, read_rows
+from pidkit.store.keys import ark_key
 from pidkit.store.migrations import LATEST
 from pidkit.store.records import check_text
 from pidkit.store.rows import TABLES
@@ -706,8 +707,8 @@ def test_restore_streams_in_constant_memory(new_url: Callable[[], str], tmp_path
         key = f"ark:{NAAN}/zx{i}"
         if table == "minted":
             return {**minted, "id": f"zx{i}", "position": i}
-        if table == "bindings":
-            return {**binding, "key": key, "target": f"https://example.org/{i}"}
+        if table == "bindings":  # with the shoulder of its key (the store's check compares them)
+            return {**binding, "key": key, "shoulder": ark_key(key).shoulder, "target": f"https://example.org/{i}"}
         return {**bound, "id": f"0zx{i:012d}", "key": key}
 
     def dump() -> Iterator[str]:

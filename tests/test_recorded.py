@@ -355,3 +355,30 @@ def test_migration_3_rows_of_one_time_in_code_point_order_whatever_the_collation
     finally:
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_the_check_names_a_binding_whose_naan_or_shoulder_is_not_its_keys(new_url: Callable[[], str]) -> None:
+    """A list by NAAN and shoulder reads them from the key's prefix when it walks the history: a dump
+    whose binding says another NAAN or shoulder than its key is named by the store's check."""
+    good, bad_shoulder, bad_naan = (f"ark:{NAAN}/{n}" for n in ("fk4good", "x5abc", "fk4naan"))
+
+    def damaged(row: dict[str, Any]) -> dict[str, Any]:
+        r = row["row"]
+        if row["table"] == "bindings" and r["key"] == bad_shoulder:
+            r["shoulder"] = "b2"
+        if row["table"] == "bindings" and r["key"] == bad_naan:
+            r["naan"] = "9999"
+        return row
+
+    with open_store(new_url()) as source:
+        source.add_naan(NAAN)
+        for key in (good, bad_shoulder, bad_naan):
+            source.bind(key, "https://example.org/")
+        assert source.check() == []
+        lines = _rewrite(_dump(source), damaged)
+    with open_store(new_url()) as store:
+        store.restore(lines)
+        assert store.check() == [
+            f"binding ark {bad_naan}: NAAN '9999' and shoulder 'fk4', not its key's",
+            f"binding ark {bad_shoulder}: NAAN '{NAAN}' and shoulder 'b2', not its key's",
+        ]

@@ -138,6 +138,8 @@ _MAX_BATCH: Final = 4096
 #: A merge restore's temporary table of the binding keys of its dump: the line of each, and whether the
 #: store kept its own binding of the key (:meth:`SqlStore._merge_bindings`).
 _MERGED: Final = "pidkit_merged"
+#: A restore's temporary table of the bindings its dump gives no history (:meth:`SqlStore._adopt`).
+_ADOPTED: Final = "pidkit_adopted"
 def _recorded(row: Sequence[Any]) -> Recorded:
     """A row of :meth:`SqlStore.list_recorded`: the newest history row's id and ``at``, then the binding."""
     history_id, at = row[0], row[1]
@@ -159,9 +161,9 @@ def _time_window(
     if until is not None:
         clauses.append(f"{at} <= ?")
         params.append(stored_time(until))
-    if after is not None:
-        clauses.append(f"({at} > ? OR ({at} = ? AND {tie} > ?))")
-        params += [after[0], after[0], after[1]]
+    if after is not None:  # a row value: an index on (…, at, tie) seeks to it, however many rows tie
+        clauses.append(f"({at}, {tie}) > (?, ?)")
+        params += [after[0], after[1]]
     return clauses, params
 
 
@@ -1365,7 +1367,7 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         statuses_in = f"b.status IN ({', '.join('?' * len(statuses))})"
         values = [v for _, v in scope]
         by_index = [f"b.{c} = ?" for c, _ in scope]  # the scope, as bindings_by_naan serves it
-        by_value = [f"coalesce(b.{c}, '') = ?" for c, _ in scope]  # and as no index serves it
+        by_value = [f"(b.{c} || '') = ?" for c, _ in scope]  # and as no index serves it
         # An ARK's key begins with its NAAN and shoulder: a history row of another is passed over unread.
         prefix = "ark:" if naan is None else f"ark:{naan}/{shoulder or ''}"
         found: list[Recorded] = []
@@ -1942,43 +1944,53 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
         migration 3 does for the bindings of an older store: a dump of an older schema has none.  Its id
         is a TID of now, when the binding reached this store (the time a harvester sees,
         :meth:`list_recorded`).  A dump of a consistent store has history for every binding, so its
-        restore adds nothing (round trips stay exact).  Read a chunk of keys at a time (in key order,
-        past the last chunk's); returns the rows added."""
-        stamp, added, last = now(), 0, ("", "")
-        while True:
-            sql = ("SELECT b.kind, b.key FROM bindings b WHERE (b.kind > ? OR (b.kind = ? AND b.key > ?)) "
-                   "AND NOT EXISTS (SELECT 1 FROM history h WHERE h.kind = b.kind AND h.key = b.key) "
-                   "ORDER BY b.kind, b.key LIMIT ?")  # fmt: skip
-            self._exec(cur, sql, [last[0], last[0], last[1], _CHUNK])
-            part = cur.fetchall()
-            if not part:
-                return added
+        restore adds nothing (round trips stay exact).  The bindings without history are found in one
+        statement (into a temporary table), then given their rows a chunk at a time; returns the rows
+        added."""
+        self._temp_table(cur, _ADOPTED, "kind TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (kind, key)")
+        without = "NOT EXISTS (SELECT 1 FROM history h WHERE h.kind = b.kind AND h.key = b.key)"
+        self._exec(cur, f"INSERT INTO {_ADOPTED} SELECT b.kind, b.key FROM bindings b WHERE {without}")
+        stamp, added = now(), 0
+        for part in self._keyset_chunks(cur, f"SELECT kind, key FROM {_ADOPTED} a", "a"):
             ids = history_ids(len(part))
             self._insert_history(cur, [(hid, stamp, "system:restore", "adopt", kind, key, None, None)
                                        for hid, (kind, key) in zip(ids, part, strict=True)])  # fmt: skip
-            added, last = added + len(part), part[-1]
+            added += len(part)
+        self._drop_temp_table(cur, _ADOPTED)
+        return added
+
+    def _keyset_chunks(self, cur: Cursor, select: str, alias: str) -> Iterator[list[Any]]:
+        """The rows of ``select`` (a ``SELECT … FROM`` a table aliased ``alias`` keyed by ``kind`` and
+        ``key``, its first two columns those), :data:`_CHUNK` at a time in key order, each chunk read
+        past the last one's key (a range of the key's index, whatever was written meanwhile)."""
+        last: tuple[str, str] | None = None
+        while True:
+            where = "" if last is None else f" WHERE ({alias}.kind, {alias}.key) > (?, ?)"
+            self._exec(cur, f"{select}{where} ORDER BY {alias}.kind, {alias}.key LIMIT ?",
+                       [*(last or ()), _CHUNK])  # fmt: skip
+            rows = cur.fetchall()
+            if not rows:
+                return
+            yield rows
+            last = (rows[-1][0], rows[-1][1])
 
     def _record_merged(self, cur: Cursor, who: str) -> int:
         """Write a ``merge`` history row by ``who`` for each binding the merge added (:data:`_MERGED`,
         not kept), its ``after`` the binding as it came in.  Once the merge wrote everything else, so
         that its time is as near its commit as can be: a harvester that read past the time before the
         commit would miss the binding.  A chunk at a time; returns the rows written."""
-        stamp, added, last = now(), 0, ("", "")
+        stamp, added = now(), 0
         columns = ", ".join(f"b.{c}" for c in BINDING_COLUMNS)
-        while True:
-            sql = (f"SELECT {columns} FROM {_MERGED} m JOIN bindings b ON b.kind = m.kind AND b.key = m.key "
-                   "WHERE m.kept = 0 AND (m.kind > ? OR (m.kind = ? AND m.key > ?)) "
-                   "ORDER BY m.kind, m.key LIMIT ?")  # fmt: skip
-            self._exec(cur, sql, [last[0], last[0], last[1], _CHUNK])
-            rows = cur.fetchall()
-            if not rows:
-                return added
+        select = (f"SELECT {columns} FROM {_MERGED} m JOIN bindings b ON b.kind = m.kind AND b.key = m.key "
+                  "AND m.kept = 0")  # fmt: skip
+        for rows in self._keyset_chunks(cur, select, "m"):
             ids = history_ids(len(rows))
             self._insert_history(cur, [
                 (hid, stamp, who, "merge", row[0], row[1], None, created_history_json(row))
                 for hid, row in zip(ids, rows, strict=True)
             ])  # fmt: skip
-            added, last = added + len(rows), (rows[-1][0], rows[-1][1])
+            added += len(rows)
+        return added
 
     def _restore_table(
         self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool,
@@ -2228,6 +2240,15 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             for kind, key, status in query(sql):
                 problems.append(f"binding {kind} {key}: status {status} without its "
                                 + ("target" if status == "public" else "reason"))
+            # An ARK's NAAN and shoulder columns are read from its key (a list by NAAN and shoulder relies
+            # on it: list_recorded passes over the rows of keys outside the prefix); a dump may say else.
+            prefix = "'ark:' || naan || '/'"
+            sql = (f"SELECT key, naan, shoulder FROM bindings WHERE kind = 'ark' AND (naan IS NULL OR "
+                   f"substr(key, 1, length({prefix})) <> {prefix} OR (shoulder IS NOT NULL AND "
+                   f"substr(key, length({prefix}) + 1, length(shoulder)) <> shoulder)) "
+                   "ORDER BY key")  # fmt: skip
+            for key, naan, shoulder in query(sql):
+                problems.append(f"binding ark {key}: NAAN {naan!r} and shoulder {shoulder!r}, not its key's")
             sql = "SELECT kind, key, extra FROM bindings WHERE extra <> '{}' ORDER BY kind, key"
             for kind, key, extra in query(sql):
                 try:
