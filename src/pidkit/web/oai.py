@@ -216,10 +216,9 @@ class Token:
     """The state of a list request, carried by the harvester (§3.5): the verb and the request's
     arguments, the window's end (``until``: stored time), the position reached (``after``: the last
     record's :attr:`~pidkit.store.Recorded.position` and ARK, or ``None`` before the first) and how
-    many were sent
-    (``cursor``).  :meth:`encode` adds a digest so a token altered in transit, cut short or made up is
-    refused whole; its fields are checked again when read, so even a well-formed made-up token can only
-    ask for what a plain request could."""
+    many were sent (``cursor``).  :meth:`encode` adds a digest so a token altered in transit, cut short
+    or made up is refused whole; its fields are checked again when read, so even a well-formed made-up
+    token can only ask for what a plain request could."""
 
     verb: str
     prefix: str
