@@ -130,6 +130,8 @@ _SECRET = re.compile(r"pk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 
 #: Keys per lookup statement (imports, ``resolve_many``) and rows per ``executemany`` when importing.
 _CHUNK: Final = 1000
+#: Values per statement at the most (SQLite's limit since 3.32 is 32,766; PostgreSQL's 65,535).
+_MAX_PARAMETERS: Final = 32_000
 #: A scope (NAAN, shoulder) of fewer ARK bindings is listed by recorded change from its own bindings
 #: (:meth:`SqlStore.list_recorded`): a page then costs the scope's size instead of a walk of the history.
 _SMALL_SCOPE: Final = 20_000
@@ -140,6 +142,8 @@ _MAX_BATCH: Final = 4096
 _MERGED: Final = "pidkit_merged"
 #: A restore's temporary table of the bindings its dump gives no history (:meth:`SqlStore._adopt`).
 _ADOPTED: Final = "pidkit_adopted"
+
+
 def _recorded(row: Sequence[Any]) -> Recorded:
     """A row of :meth:`SqlStore.list_recorded`: the newest history row's id and ``at``, then the binding."""
     history_id, at = row[0], row[1]
@@ -1845,15 +1849,18 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     def _insert_new_bindings(
         self, cur: Cursor, table: Table, rows: Sequence[tuple[Any, ...]]
     ) -> list[tuple[str, str]]:
-        """Insert the ``bindings`` rows whose key is free, as one atomic step per row (``ON CONFLICT DO
-        NOTHING``), and return the ``(kind, key)`` of each row inserted: the others' keys the store
-        binds.  Row by row here (SQLite's ``executemany`` drops what ``RETURNING`` returns; its one
-        writer makes the chunk's statements as good as one)."""
-        sql = self._q(f"INSERT INTO bindings ({', '.join(table.columns)}) VALUES "
-                      f"({', '.join('?' * len(table.columns))}) ON CONFLICT DO NOTHING RETURNING kind, key")
+        """Insert the ``bindings`` rows whose key is free (``ON CONFLICT DO NOTHING``, row by row
+        atomic) and return the ``(kind, key)`` of each row inserted: the others' keys the store binds.
+        One multi-row statement per :data:`_MAX_PARAMETERS` values (SQLite's ``executemany`` drops what
+        ``RETURNING`` returns)."""
+        row_marks = f"({', '.join('?' * len(table.columns))})"
+        per = max(1, _MAX_PARAMETERS // len(table.columns))
         inserted: list[tuple[str, str]] = []
-        for values in rows:
-            cur.execute(sql, values)
+        for start in range(0, len(rows), per):
+            part = rows[start:start + per]
+            sql = (f"INSERT INTO bindings ({', '.join(table.columns)}) VALUES "
+                   f"{', '.join([row_marks] * len(part))} ON CONFLICT DO NOTHING RETURNING kind, key")
+            cur.execute(self._q(sql), [v for values in part for v in values])
             inserted += [(kind, key) for kind, key in cur.fetchall()]
         return inserted
 
