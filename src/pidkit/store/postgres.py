@@ -530,22 +530,6 @@ class PostgresStore(SqlStore):
                 copy.write_row(row)
         return len(rows)
 
-    def _insert_new_bindings(
-        self, cur: Cursor, table: Table, rows: Sequence[tuple[Any, ...]]
-    ) -> list[tuple[str, str]]:
-        """One ``executemany`` (pipelined) whose rows each return their key if inserted."""
-        if not isinstance(cur, psycopg.Cursor):
-            return super()._insert_new_bindings(cur, table, rows)
-        columns = ", ".join(table.columns)
-        marks = ", ".join(["%s"] * len(table.columns))
-        cur.executemany(f"INSERT INTO bindings ({columns}) VALUES ({marks}) ON CONFLICT DO NOTHING "
-                        "RETURNING kind, key", rows, returning=True)  # fmt: skip
-        inserted: list[tuple[str, str]] = []
-        while True:
-            inserted += [(kind, key) for kind, key in cur.fetchall()]
-            if not cur.nextset():
-                return inserted
-
     def _restore_table(
         self, cur: Cursor, table: Table, rows: Iterator[tuple[int, tuple[Any, ...]]], merge: bool,
         merging: _Merging,

@@ -1851,8 +1851,9 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
     ) -> list[tuple[str, str]]:
         """Insert the ``bindings`` rows whose key is free (``ON CONFLICT DO NOTHING``, row by row
         atomic) and return the ``(kind, key)`` of each row inserted: the others' keys the store binds.
-        One multi-row statement per :data:`_MAX_PARAMETERS` values (SQLite's ``executemany`` drops what
-        ``RETURNING`` returns)."""
+        One multi-row statement per :data:`_MAX_PARAMETERS` values, on both backends (SQLite's
+        ``executemany`` drops what ``RETURNING`` returns; on PostgreSQL a pipelined ``executemany``
+        returning each row's key took 1.3 times as long)."""
         row_marks = f"({', '.join('?' * len(table.columns))})"
         per = max(1, _MAX_PARAMETERS // len(table.columns))
         inserted: list[tuple[str, str]] = []
