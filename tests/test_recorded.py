@@ -19,6 +19,9 @@ from pidkit.store import Principal, Store, open_store
 
 NAAN = "99999"
 OLD = "2001-02-03T04:05:06.000000Z"
+#: How far ahead of the clock a TID given out may be (a bulk write takes a microsecond per row at once:
+#: pidkit.tid.TidClock.next_many), waited out before a time that must follow every TID given out so far.
+_AHEAD = 0.05
 
 
 def _line(key: str, target: str = "https://example.org/") -> str:
@@ -53,6 +56,7 @@ def _keys(found: list[Any]) -> list[str]:
 def test_an_import_keeps_updated_and_is_recorded_when_it_ran(store: Store) -> None:
     store.add_naan(NAAN)
     store.bind(f"ark:{NAAN}/fk4first", "https://example.org/first")
+    time.sleep(_AHEAD)
     since = _now()
     keys = [f"ark:{NAAN}/fk4old{i}" for i in range(5)]
     store.import_jsonl([_line(k) for k in keys])
@@ -73,6 +77,7 @@ def test_a_merge_records_each_binding_it_adds_after_its_own_history(new_url: Cal
     with open_store(new_url()) as target:
         target.add_naan(NAAN)
         target.bind(kept, "https://example.org/ours")
+        time.sleep(_AHEAD)
         since = _now()
         report = target.restore(lines, merge=True, principal=Principal.user("ann"))
         assert _keys(target.list_recorded(since=since)) == [added]
