@@ -71,6 +71,29 @@ def postgres_url() -> str:
 
 
 @pytest.fixture
+def icu_postgres_url(postgres_url: str) -> Iterator[str]:
+    """The URL of a new PostgreSQL database whose collation is not code point order (ICU en-US: a < B <
+    b, where code points give B < a < b), dropped after the test: where an order pidkit promises to be
+    code point order on every backend is tested."""
+    import urllib.parse
+
+    import psycopg
+
+    name = f"pidkit_test_icu_{secrets.token_hex(4)}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' "
+                      "LOCALE 'C.UTF-8'")
+    try:
+        url = urllib.parse.urlsplit(postgres_url)._replace(path=f"/{name}").geturl()
+        with psycopg.connect(url) as conn:  # the premise: this database's own order is not code points
+            assert conn.execute("SELECT 'B' < 'a', 'a' < 'B'").fetchone() == (False, True)
+        yield url
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
 def new_postgres_url(postgres_url: str) -> Iterator[Callable[[], str]]:
     """A function giving URLs of fresh, empty PostgreSQL stores (each its own schema, dropped after)."""
     import psycopg

@@ -305,16 +305,11 @@ def test_a_change_is_recorded_at_the_time_of_its_row(store: Store) -> None:
     assert bound.updated is not None and abs((r.at - bound.updated).total_seconds()) < 1
 
 
-def test_migration_3_rows_of_one_time_in_code_point_order_whatever_the_collation(postgres_url: str) -> None:
+def test_migration_3_rows_of_one_time_in_code_point_order_in_any_collation(icu_postgres_url: str) -> None:
     """On a PostgreSQL database whose collation is not code point order (ICU en-US: a < B < b), the
     bindings whose newest row is one of migration 3's, all of one time, are listed by their rows' ids in
     code point order, as on SQLite — so a position taken on one backend or database walks each binding
     once on another — and read in that order from migration 14's index, without a sort."""
-    import secrets
-    import urllib.parse
-
-    import psycopg
-
     names = ["fk4b", "fk4B", "fk4a", "fk4A1", "fk4a1", "fk4Z", "fk4z", "fk40"]
     keys = sorted(f"ark:{NAAN}/{n}" for n in names)  # code point order, and so the order of '0:ark:KEY'
     assert keys != sorted(keys, key=str.lower)
@@ -331,35 +326,24 @@ def test_migration_3_rows_of_one_time_in_code_point_order_whatever_the_collation
         for key in keys:
             source.bind(key, "https://example.org/")
         lines = _rewrite(_dump(source), adopted)
-    name = f"pidkit_test_icu_{secrets.token_hex(4)}"
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' "
-                      "LOCALE 'C.UTF-8'")
-    try:
-        url = urllib.parse.urlsplit(postgres_url)._replace(path=f"/{name}").geturl()
-        with psycopg.connect(url) as conn:  # the premise: this database's own order is not code points
-            assert conn.execute("SELECT 'B' < 'a'").fetchone() == (False,)
-        with open_store(url) as store, open_store("sqlite:///:memory:") as lite:
-            for s in (store, lite):
-                s.restore(lines)
-                assert _keys(s.list_recorded()) == keys
-                for naan in (None, NAAN):
-                    walked, after = [], None
-                    while page := s.list_recorded(naan=naan, after=after, limit=3):
-                        walked += _keys(page)
-                        after = page[-1].position
-                    assert walked == keys, naan
-            positions = [r.position for r in lite.list_recorded(limit=3)]
-            assert _keys(store.list_recorded(after=positions[-1])) == keys[3:]  # a position from SQLite
-            with store._transaction(write=False) as cur:  # type: ignore[attr-defined]
-                cur.execute("SET LOCAL enable_seqscan = off")  # a table this small is read whole otherwise
-                cur.execute("EXPLAIN SELECT h.id, h.at, h.key FROM history h WHERE h.kind = 'ark' AND "
-                            "h.id < '1' ORDER BY h.at, h.id COLLATE \"C\" LIMIT 10")  # fmt: skip
-                plan = "\n".join(row[0] for row in cur.fetchall())
-            assert "history_adopted" in plan and "Sort" not in plan, plan
-    finally:
-        with psycopg.connect(postgres_url, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with open_store(icu_postgres_url) as store, open_store("sqlite:///:memory:") as lite:
+        for s in (store, lite):
+            s.restore(lines)
+            assert _keys(s.list_recorded()) == keys
+            for naan in (None, NAAN):
+                walked, after = [], None
+                while page := s.list_recorded(naan=naan, after=after, limit=3):
+                    walked += _keys(page)
+                    after = page[-1].position
+                assert walked == keys, naan
+        positions = [r.position for r in lite.list_recorded(limit=3)]
+        assert _keys(store.list_recorded(after=positions[-1])) == keys[3:]  # a position from SQLite
+        with store._transaction(write=False) as cur:  # type: ignore[attr-defined]
+            cur.execute("SET LOCAL enable_seqscan = off")  # a table this small is read whole otherwise
+            cur.execute("EXPLAIN SELECT h.id, h.at, h.key FROM history h WHERE h.kind = 'ark' AND "
+                        "h.id < '1' ORDER BY h.at, h.id COLLATE \"C\" LIMIT 10")  # fmt: skip
+            plan = "\n".join(row[0] for row in cur.fetchall())
+        assert "history_adopted" in plan and "Sort" not in plan, plan
 
 
 def test_the_check_names_a_binding_whose_naan_or_shoulder_is_not_its_keys(new_url: Callable[[], str]) -> None:

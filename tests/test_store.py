@@ -7,7 +7,6 @@ import io
 import json
 import os
 import random
-import secrets
 import signal
 import sqlite3
 import subprocess
@@ -143,7 +142,7 @@ def test_the_changes_index_serves_list_changed(url: str) -> None:
         assert raw_sql(s, "SELECT name FROM schema_version WHERE version = 9") == [("code_point_order",)]
 
 
-def test_lists_order_keys_by_code_point_whatever_the_collation(postgres_url: str) -> None:
+def test_lists_order_keys_by_code_point_whatever_the_collation(icu_postgres_url: str) -> None:
     """Migration 0009: on a PostgreSQL database whose collation is not code point order (ICU en-US:
     a < B < b), a list of bindings and the changes feed still give keys in code point order (B < a < b),
     as SQLite and a Find do, and their cursors walk every key once.  So a cursor stays good when a store
@@ -151,53 +150,40 @@ def test_lists_order_keys_by_code_point_whatever_the_collation(postgres_url: str
     bindings_by_naan, made again in that order.  Overrides made at one time are listed in that order
     too."""
     import datetime as dt
-    import urllib.parse
 
-    import psycopg
-
-    name = f"pidkit_test_icu_{secrets.token_hex(4)}"
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' "
-                      "LOCALE 'C.UTF-8'")
-    try:
-        url = urllib.parse.urlsplit(postgres_url)._replace(path=f"/{name}").geturl()
-        with psycopg.connect(url) as conn:  # the premise: this database's own order is not code points
-            assert conn.execute("SELECT 'B' < 'a', 'a' < 'B'").fetchone() == (False, True)
-        names = ["fk4b", "fk4B", "fk4a", "fk4A1", "fk4a1", "fk4Z", "fk4z", "fk40"]
-        keys = sorted(f"ark:{NAAN}/{n}" for n in names)  # code point order
-        assert keys != sorted(keys, key=str.lower)  # … which differs from a case-blind one
-        with open_store(url) as s:
-            s.add_naan(NAAN, shoulders=["fk4"])
-            s.import_jsonl(json.dumps({"text": k, "target": f"https://example.org/{k[-4:]}"})
-                           for k in reversed(keys))  # one import: one updated time for all
-            for scope in ({}, {"naan": NAAN}, {"naan": NAAN, "shoulder": "fk4"}):
-                assert [b.key for b in s.list_bindings(**scope, limit=100)] == keys
-                walked: list[str] = []
-                after: str | None = None
-                while page := s.list_bindings(**scope, after=after, limit=3):
-                    walked += [b.key for b in page]
-                    after = page[-1].key
-                assert walked == keys, scope
-            changed = s.list_changed(limit=100)
-            assert [b.key for b in changed] == keys and len({b.updated for b in changed}) == 1
-            walked = []
-            cursor: tuple[dt.datetime, str] | None = None
-            while page := s.list_changed(after=cursor, limit=3):
+    url = icu_postgres_url
+    names = ["fk4b", "fk4B", "fk4a", "fk4A1", "fk4a1", "fk4Z", "fk4z", "fk40"]
+    keys = sorted(f"ark:{NAAN}/{n}" for n in names)  # code point order
+    assert keys != sorted(keys, key=str.lower)  # … which differs from a case-blind one
+    with open_store(url) as s:
+        s.add_naan(NAAN, shoulders=["fk4"])
+        s.import_jsonl(json.dumps({"text": k, "target": f"https://example.org/{k[-4:]}"})
+                       for k in reversed(keys))  # one import: one updated time for all
+        for scope in ({}, {"naan": NAAN}, {"naan": NAAN, "shoulder": "fk4"}):
+            assert [b.key for b in s.list_bindings(**scope, limit=100)] == keys
+            walked: list[str] = []
+            after: str | None = None
+            while page := s.list_bindings(**scope, after=after, limit=3):
                 walked += [b.key for b in page]
-                assert page[-1].updated is not None
-                cursor = (page[-1].updated, page[-1].key)
-            assert walked == keys
-            [(sql, params)] = _statements(s, lambda: s.list_bindings(NAAN, shoulder="fk4", limit=3))
-            plan = _plan(s, sql, params)
-            assert "bindings_by_naan" in plan and "Sort" not in plan, plan
-            forced = sorted(f"ark:12345/{n}" for n in ("b", "B", "a", "Z"))  # NAAN 12345: not registered
-            lines = (json.dumps({"text": k, "target": "https://example.org/f"}) for k in reversed(forced))
-            s.import_jsonl(lines, force=True)
-            overrides = s.list_overrides()
-            assert [o.key for o in overrides] == forced and len({o.at for o in overrides}) == 1
-    finally:
-        with psycopg.connect(postgres_url, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+                after = page[-1].key
+            assert walked == keys, scope
+        changed = s.list_changed(limit=100)
+        assert [b.key for b in changed] == keys and len({b.updated for b in changed}) == 1
+        walked = []
+        cursor: tuple[dt.datetime, str] | None = None
+        while page := s.list_changed(after=cursor, limit=3):
+            walked += [b.key for b in page]
+            assert page[-1].updated is not None
+            cursor = (page[-1].updated, page[-1].key)
+        assert walked == keys
+        [(sql, params)] = _statements(s, lambda: s.list_bindings(NAAN, shoulder="fk4", limit=3))
+        plan = _plan(s, sql, params)
+        assert "bindings_by_naan" in plan and "Sort" not in plan, plan
+        forced = sorted(f"ark:12345/{n}" for n in ("b", "B", "a", "Z"))  # NAAN 12345: not registered
+        lines = (json.dumps({"text": k, "target": "https://example.org/f"}) for k in reversed(forced))
+        s.import_jsonl(lines, force=True)
+        overrides = s.list_overrides()
+        assert [o.key for o in overrides] == forced and len({o.at for o in overrides}) == 1
 
 
 def test_reopen_keeps_data_and_does_not_migrate_again(url: str) -> None:
