@@ -20,30 +20,43 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import PidkitError
-from ..store.urls import default_url, redact_url
 from ._common import EXIT_INVALID, EXIT_USAGE, CliError, error_line
 from .version import VersionAction
 
+#: Each command and the command-group module that registers it, the modules in the order their commands
+#: are listed in ``--help`` (``tests/test_cli_commands.py`` holds this table to what each module
+#: registers).  ``pidkit COMMAND`` imports only COMMAND's module: the others' imports (the GEDCOM tools,
+#: the registry, the store) would double the start of every command.
+MODULE_OF: dict[str, str] = {
+    **dict.fromkeys(("convert", "inspect", "llid", "new", "rkey"), "pidkit.cli.ids"),
+    **dict.fromkeys(("ark", "noid"), "pidkit.cli.ark"),
+    "registry": "pidkit.cli.registry",
+    **dict.fromkeys(
+        ("apikey", "bind", "check", "delete", "dump", "export", "fetch", "history", "hold", "import", "init",
+         "migrate-store", "mint", "minter", "naan", "restore", "tombstone"),
+        "pidkit.cli.store",
+    ),
+    "user": "pidkit.cli.users",
+    "gedcom": "pidkit.cli.gedcom",
+    "serve": "pidkit.cli.serve",
+    "edge": "pidkit.cli.edge",
+    "completion": "pidkit.cli.completion",
+    "version": "pidkit.cli.version",
+}
+
 #: Command-group modules, in the order their commands are listed in ``--help``.
-COMMAND_MODULES: tuple[str, ...] = (
-    "pidkit.cli.ids",
-    "pidkit.cli.ark",
-    "pidkit.cli.registry",
-    "pidkit.cli.store",
-    "pidkit.cli.users",
-    "pidkit.cli.gedcom",
-    "pidkit.cli.serve",
-    "pidkit.cli.edge",
-    "pidkit.cli.completion",
-    "pidkit.cli.version",
-)
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(MODULE_OF.values()))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full ``pidkit`` argument parser (also used to generate the CLI reference).
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``pidkit`` argument parser (also used to generate the CLI reference): every command, or, when
+    ``command`` names one, only the commands of its module (what parsing ``pidkit COMMAND ...`` needs).
 
     >>> "inspect" in build_parser().format_help()
     True
+    >>> help_text = build_parser("ark").format_help()
+    >>> "noid" in help_text, "gedcom" in help_text
+    (True, False)
     """
     parser = argparse.ArgumentParser(
         prog="pidkit",
@@ -55,17 +68,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
+    only = MODULE_OF.get(command) if command is not None else None
+    for name in (only,) if only is not None else COMMAND_MODULES:
         module = importlib.import_module(name)
         module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``pidkit`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
-    parser = build_parser()
+    """Run ``pidkit`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code.  A first
+    argument that names a command builds the parser of that command's module alone (:data:`MODULE_OF`);
+    anything else (``--help``, an unknown command) builds the whole one."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(given[0] if given else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(given)
     except SystemExit as exc:  # argparse already printed usage or --help/--version
         code = exc.code
         return code if isinstance(code, int) else EXIT_USAGE
@@ -92,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not _is_database_error(exc):
             raise
         # the database failed under a command (a damaged file, a server gone): the store names it
+        from ..store.urls import default_url, redact_url  # here: most commands never open a store
+
         url = redact_url(getattr(args, "db", None) or default_url())
         error_line(f"the store failed: {exc} (store {url})")
         return EXIT_INVALID

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, llid
-from ..store import migrations
 from ._common import EXIT_OK, Subparsers
 
 __all__ = ["VersionAction", "c_helper_info", "register", "version_info", "version_line"]
@@ -69,6 +68,8 @@ def c_helper_info() -> dict[str, Any]:
 
 def version_info() -> dict[str, Any]:
     """pidkit's version, its C helper, the Python running it, and the store schema version it writes."""
+    from ..store import migrations  # here: every command's parser has ``--version``, few use the store
+
     return {
         "pidkit": __version__,
         "c_helper": c_helper_info(),
