@@ -292,6 +292,13 @@ class PostgresStore(SqlStore):
         with self._single_read() as cur:
             cur.execute("SELECT pg_notify(%s, %s)", (channel, payload))
 
+    def _run_statements(self, cur: Cursor, statements: Sequence[str]) -> None:
+        """Send a migration's statements in one round trip: a text of several statements and no
+        parameters goes by the simple query protocol, which runs them in order in the open transaction
+        and stops at the first that fails (a new store's 52 statements took 0.17-0.21 s one by one on a
+        2-core machine, 0.11 s together)."""
+        cur.execute(";\n".join(statements))
+
     def _q(self, sql: str) -> str:
         query = self._queries.get(sql)
         if query is None:

@@ -611,13 +611,18 @@ class SqlStore(SqlAccounts, SqlOverview, SqlSearch, Store):
             for migration in load_migrations():
                 if migration.version in applied:
                     continue
-                for statement in migration.for_backend(self.backend):
-                    self._exec(cur, statement)
+                self._run_statements(cur, migration.for_backend(self.backend))
                 self._exec(
                     cur,
                     "INSERT INTO schema_version (version, name, applied) VALUES (?, ?, ?)",
                     (migration.version, migration.name, now()),
                 )
+
+    def _run_statements(self, cur: Cursor, statements: Sequence[str]) -> None:
+        """Run a migration's statements, in order, in the transaction of ``cur`` (a backend may send
+        them together)."""
+        for statement in statements:
+            self._exec(cur, statement)
 
     def _schema_current(self) -> bool:
         """Whether the store has every migration this code ships and no newer one (then
