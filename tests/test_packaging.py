@@ -251,9 +251,15 @@ def test_wheel_with_a_compiler_holds_the_c_helper(unpacked: Path, tmp_path: Path
     assert llid_from(site) == LLID_EXPECTED
 
 
-def test_wheel_without_a_compiler_is_pure_python_and_works(unpacked: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="session")
+def pure_wheel(unpacked: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of the sdist built where no C compiler works (one build for the tests that read it)."""
     need_build()
-    wheel = build_wheel(unpacked, tmp_path / "dist", CC="/bin/false", CXX="/bin/false")
+    return build_wheel(unpacked, tmp_path_factory.mktemp("pure") / "dist", CC="/bin/false", CXX="/bin/false")
+
+
+def test_wheel_without_a_compiler_is_pure_python_and_works(pure_wheel: Path, tmp_path: Path) -> None:
+    wheel = pure_wheel
     assert wheel.name.endswith("-py3-none-any.whl"), wheel.name  # pure Python: installs anywhere
     names = wheel_names(wheel)
     assert not [n for n in names if n.endswith((".so", ".pyd"))], "CC=/bin/false still built the C helper"
@@ -265,10 +271,8 @@ def test_wheel_without_a_compiler_is_pure_python_and_works(unpacked: Path, tmp_p
     assert llid_from(site) == LLID_EXPECTED  # the same id from the pure-Python fallback
 
 
-def test_wheel_metadata(unpacked: Path, tmp_path: Path) -> None:
-    need_build()
-    wheel = build_wheel(unpacked, tmp_path / "dist", CC="/bin/false")
-    with zipfile.ZipFile(wheel) as zf:
+def test_wheel_metadata(pure_wheel: Path) -> None:
+    with zipfile.ZipFile(pure_wheel) as zf:
         (meta_name,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
         meta = email.parser.Parser().parsestr(zf.read(meta_name).decode("utf-8"))
     assert meta["Name"] == "pidkit" and meta["Version"] == __version__
