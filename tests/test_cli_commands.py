@@ -28,16 +28,8 @@ def test_the_table_names_exactly_the_commands_each_module_registers(module: str)
     assert sorted(_commands(parser)) == sorted(c for c, m in MODULE_OF.items() if m == module)
 
 
-def test_the_whole_parser_has_every_command_of_the_table_in_help_order() -> None:
-    assert list(_commands(build_parser())) == [
-        c for m in COMMAND_MODULES for c in _commands(_module_parser(m))]  # fmt: skip
+def test_the_whole_parser_has_every_command_of_the_table() -> None:
     assert set(_commands(build_parser())) == set(MODULE_OF)
-
-
-def _module_parser(module: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pidkit")
-    importlib.import_module(module).register(parser.add_subparsers(dest="command"))
-    return parser
 
 
 @pytest.mark.parametrize("command", sorted(MODULE_OF))
@@ -76,10 +68,11 @@ def test_a_command_line_parses_and_runs_with_its_module_alone() -> None:
 def test_a_command_in_a_new_process_loads_no_other_command_module() -> None:
     probe = (
         "import sys; from pidkit.cli.main import main; code = main(['new', 'tid']); "
-        "print(sorted(m for m in sys.modules if m.startswith('pidkit.cli.')), file=sys.stderr)"
+        "print(sorted(m for m in sys.modules if m.startswith('pidkit.')), file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = ast.literal_eval(done.stderr.strip().splitlines()[-1])  # the module names printed above
     assert "pidkit.cli.ids" in loaded
     others = {"pidkit.cli.store", "pidkit.cli.gedcom", "pidkit.cli.registry", "pidkit.cli.serve"}
     assert not others & set(loaded)
+    assert not [m for m in loaded if m.startswith(("pidkit.store", "pidkit.web", "pidkit.gedcom."))]
