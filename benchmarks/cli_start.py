@@ -3,7 +3,7 @@
 Each command runs as ``python -m pidkit …`` (a new process, as a shell runs it) with ``PYTHONPATH`` naming
 the tree, ``--rounds`` times, the two trees alternated command by command, bytecode compiled first.  The
 commands do little work of their own (a TID, ``check`` of an empty SQLite store, ``gedcom audit`` of a
-one-line file, ``--version``), so what they measure is Python's start, pidkit's imports and building
+two-line file, ``--version``), so what they measure is Python's start, pidkit's imports and building
 the parser.  Printed: a Markdown row per command with the median of each tree, the ratio and the ranges.
 
 Run: ``git worktree add /tmp/old 1f9d8b8 && .venv/bin/python -m benchmarks.cli_start /tmp/old/src``
