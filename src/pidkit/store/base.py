@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from .changes import BindingChange
     from .search import FoundPage, Search
 
-__all__ = ["DEFAULT_BATCH", "IMPORTED", "LookupMode", "Store"]
+__all__ = ["DEFAULT_BATCH", "IMPORTED", "SETTLE_WAIT", "LookupMode", "Store"]
 
 #: The ``minter`` of a minted-log row written by an import (``import:ezid`` …): the id was issued by
 #: the system it came from, not by a pidkit minter (:meth:`Store.check`'s counter rules are for
@@ -78,6 +78,10 @@ IMPORTED: Final = "import:"
 
 #: Ids minted per transaction when minting in bulk.
 DEFAULT_BATCH: Final = 10_000
+
+#: Seconds :meth:`Store.settled_time` waits by default for the writes in flight (a bind or a mint
+#: batch ends well within it; an import or a merge may not).
+SETTLE_WAIT: Final = 2.0
 
 #: Where a server runs a store's lookups (:attr:`Store.lookup_mode`).
 LookupMode = Literal["inline", "batched", "thread"]
@@ -511,6 +515,26 @@ class Store(abc.ABC):
         change the history records, read in constant time (so not always the earliest of an ARK
         binding's last change, which may be later) — or ``None`` when the history is empty: what
         OAI-PMH's ``earliestDatestamp`` promises."""
+
+    @abc.abstractmethod
+    def settled_time(self, wait: float = SETTLE_WAIT) -> _dt.datetime:
+        """A time by which this store's changes have settled: every change stamped at or before it has
+        committed, so a read begun after this call sees it, and every change not yet stamped will be
+        stamped later.  It waits up to ``wait`` seconds for the writes already stamped (or about to be)
+        to end, then raises :class:`~pidkit.store.records.WritesInFlightError`.  What an incremental
+        harvest's window must end at (OAI-PMH, :mod:`pidkit.web.oai`): a change stamped before the
+        harvest's ``responseDate`` but committed after its reads would otherwise be missed by the next
+        harvest, which starts from that ``responseDate``.  The time is this machine's clock, as the
+        stamps are.
+
+        >>> import datetime as dt
+        >>> from pidkit.store import open_store
+        >>> with open_store("sqlite:///:memory:") as s:
+        ...     _ = s.add_naan("99999")
+        ...     b = s.bind("ark:99999/x", "https://e.org/x")
+        ...     s.recorded_at(b) <= s.settled_time()
+        True
+        """
 
     @abc.abstractmethod
     def recorded_at(self, binding: Binding) -> _dt.datetime | None:

@@ -34,6 +34,7 @@ execution is planned with its own parameters on the current statistics.
 
 from __future__ import annotations
 
+import datetime as _dt
 import itertools
 import logging
 import math
@@ -45,9 +46,10 @@ from contextlib import ExitStack, contextmanager
 from typing import Any, Final
 
 from ..errors import StoreError
+from .base import SETTLE_WAIT
 from .jsonl import ImportRow
 from .keys import QUALIFIED_HIGH, QUALIFIED_LOW, ArkKey
-from .records import UNPUBLISHED, Binding
+from .records import UNPUBLISHED, Binding, WritesInFlightError
 from .rows import BINDING_COLS, HISTORY_COLS, IMPORT_SETS, Table, binding_from_row
 from .sql import _IMPORTED_TABLES, Cursor, SqlStore, _Merging, _Query, union_of
 from .urls import redact_url
@@ -80,9 +82,25 @@ BULK_LOCK: Final = 0x62756C6B
 #: First key of the two-key advisory locks serializing the sign-in attempts of one account or address
 #: (the second: hashtext of it): "sign" in ASCII.
 SIGNIN_LOCK: Final = 0x7369676E
+#: First key of the two-key advisory lock (the second: the hash of the store's schema's name) that every
+#: write stamping a change holds shared from before it reads its stamp until it ends (taken with the
+#: NAAN, bulk and schema locks: :meth:`PostgresStore._lock_naan`); :meth:`PostgresStore.settled_time`
+#: waits for the transactions holding it ("stmp" in ASCII).
+STAMP_LOCK: Final = 0x73746D70
+#: The stamp lock as ``pg_advisory_xact_lock_shared``'s arguments (its key ``?``: :data:`STAMP_LOCK`).
+_STAMP_KEY: Final = "?, hashtext(current_schema())"
+#: :meth:`PostgresStore.settled_time`'s statement: the transactions holding this store's stamp lock
+#: now (``pg_locks`` shows a two-key advisory lock's keys as ``classid``, ``objid`` — an ``oid``, the
+#: second key's 32 bits unsigned — and ``objsubid`` 2), limited to those of ``ANY(?)`` when given.
+_STAMP_HOLDERS: Final = (
+    "SELECT DISTINCT virtualtransaction FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+    "AND classid = ? AND objsubid = 2 AND objid::bigint = (hashtext(current_schema())::bigint & 4294967295) "
+    "AND (?::text[] IS NULL OR virtualtransaction = ANY(?::text[]))"
+)
 #: :meth:`PostgresStore._lock_naan`'s statement.
 _LOCK_NAAN: Final = (
-    "SELECT pg_advisory_xact_lock(?, hashtext(?)) "
+    f"SELECT pg_advisory_xact_lock_shared({_STAMP_KEY}), pg_advisory_xact_lock(?, hashtext(?)) "
     f"WHERE NOT EXISTS (SELECT FROM {', '.join(_IMPORTED_TABLES)} LIMIT 0)"
 )
 
@@ -366,8 +384,11 @@ class PostgresStore(SqlStore):
     def _lock_schema(self, cur: Cursor) -> None:
         """The store's own migration lock: :data:`SCHEMA_LOCK` and the hash of its schema's name.  A
         restore holds it, not the database's: a long restore held back the opening of every new store of
-        the database (in the test suite, 12-second stalls)."""
-        self._exec(cur, "SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))", (SCHEMA_LOCK,))
+        the database (in the test suite, 12-second stalls).  With :data:`STAMP_LOCK` shared, as every
+        write that stamps changes holds it (a restore's history rows)."""
+        self._exec(cur, f"SELECT pg_advisory_xact_lock_shared({_STAMP_KEY}), "
+                   "pg_advisory_xact_lock(?, hashtext(current_schema()))",
+                   (STAMP_LOCK, SCHEMA_LOCK))  # fmt: skip
 
     def _has_table(self, cur: Cursor, name: str) -> bool:
         self._exec(cur, "SELECT to_regclass(?) IS NOT NULL", (name,))  # through the search_path
@@ -386,16 +407,44 @@ class PostgresStore(SqlStore):
 
     def _lock_many_naans(self, cur: Cursor) -> None:
         """:data:`BULK_LOCK`, for the database as the NAAN locks are (two stores of one database share
-        them): an import or merge restore waits for another to end before it takes a NAAN's lock."""
-        self._exec(cur, "SELECT pg_advisory_xact_lock(?)", (BULK_LOCK,))
+        them): an import or merge restore waits for another to end before it takes a NAAN's lock.  With
+        :data:`STAMP_LOCK` shared, taken before the write reads its stamp."""
+        self._exec(cur, f"SELECT pg_advisory_xact_lock_shared({_STAMP_KEY}), pg_advisory_xact_lock(?)",
+                   (STAMP_LOCK, BULK_LOCK))  # fmt: skip
 
     def _lock_naan(self, cur: Cursor, naan: str) -> None:
         """The NAAN's advisory lock, in a statement that names the tables the first big import into an
         empty store holds exclusively (:data:`_IMPORTED_TABLES`, :meth:`_load_empty`): their shared locks
         are taken as it is parsed, before the advisory lock, so a write waits for such an import before
         it holds a NAAN that import may still need (the other order is a deadlock: each waits for the
-        other).  The subquery reads no row."""
-        self._exec(cur, _LOCK_NAAN, (NAAN_LOCK, naan))
+        other).  The subquery reads no row.  With :data:`STAMP_LOCK` shared: every write that stamps a
+        change (a bind, tombstone, deletion, hold, mint) takes its NAAN's lock (or its id's) before it
+        reads its stamp (:meth:`SqlStore._locked_now`)."""
+        self._exec(cur, _LOCK_NAAN, (STAMP_LOCK, NAAN_LOCK, naan))
+
+    def settled_time(self, wait: float = SETTLE_WAIT) -> _dt.datetime:
+        """The time read, then the transactions holding the stamp lock (:data:`STAMP_LOCK`) at that
+        moment, and a wait for each of them to end (polled in ``pg_locks``, at most ``wait``).  A write
+        stamped at or before the time held the lock then: it has ended, or it is one of those.  One that
+        took the lock later stamps later.  Writes that begin meanwhile are not waited for, so a steady
+        stream of short writes cannot keep it waiting.  (A pidkit from before this lock, writing beside
+        this one during an upgrade, is not waited for.)"""
+        settled = self._locked_now()
+        deadline = time.monotonic() + wait
+        pause = 0.002
+        holders: list[str] | None = None
+        while True:
+            with self._single_read() as cur:
+                self._exec(cur, _STAMP_HOLDERS, (STAMP_LOCK, holders, holders))
+                holders = [str(row[0]) for row in cur.fetchall()]
+            if not holders:
+                return settled
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WritesInFlightError(f"writes to the store were still running after {wait:g} s (an "
+                                          "import or a restore?); try again later")  # fmt: skip
+            time.sleep(min(pause, left))
+            pause = min(2 * pause, 0.05)
 
     def _taken_in(self, cur: Cursor, naan: str, ids: Sequence[str], tables: Sequence[str]) -> set[str]:
         prefix = f"ark:{naan}/"

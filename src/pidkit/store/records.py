@@ -52,6 +52,7 @@ __all__ = [
     "SessionInfo",
     "Status",
     "User",
+    "WritesInFlightError",
     "binding_version",
     "check_extra_name",
     "check_text",
@@ -813,6 +814,16 @@ class ReservedAgainError(ConflictError):
 
     >>> isinstance(ReservedAgainError("never reserved again"), ConflictError)
     True
+    """
+
+
+class WritesInFlightError(Exception):
+    """Writes stamped before now were still running when :meth:`Store.settled_time` stopped waiting
+    for them (a long import, a merge): ask again later.  Not a :class:`StoreError` — nothing asked for
+    was wrong; the web service answers 503 with ``Retry-After``.
+
+    >>> str(WritesInFlightError("an import is running"))
+    'an import is running'
     """
 
 

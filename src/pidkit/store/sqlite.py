@@ -29,6 +29,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import os
 import random
 import sqlite3
@@ -40,8 +41,9 @@ from contextlib import contextmanager
 from typing import Final
 
 from ..errors import StoreError
+from .base import SETTLE_WAIT
 from .keys import QUALIFIED_HIGH, QUALIFIED_LOW
-from .records import UNPUBLISHED
+from .records import UNPUBLISHED, WritesInFlightError
 from .sql import Cursor, SqlStore, union_of
 from .walindex import WalHeader, find_wal_header
 
@@ -429,6 +431,36 @@ class SqliteStore(SqlStore):
             cur.execute("COMMIT")
         finally:
             cur.close()
+
+    def settled_time(self, wait: float = SETTLE_WAIT) -> _dt.datetime:
+        """The database's write lock taken (``BEGIN IMMEDIATE`` on this thread's reader, waiting at most
+        ``wait``), the time read while it is held, then given back: every writer stamps its change once
+        it holds that lock (:meth:`SqlStore._locked_now`), so one that held it has committed, and one
+        that did not will stamp later."""
+        self._check_file()
+        busy = WritesInFlightError(f"a write held {self.path} for more than {wait:g} s (an import or a "
+                                   "restore?); try again later")  # fmt: skip
+        if self._private:  # one connection, so a write holds self._lock throughout
+            if not self._lock.acquire(timeout=wait):
+                raise busy
+            try:
+                return self._locked_now()
+            finally:
+                self._lock.release()
+        conn = self._reader()
+        conn.execute(f"PRAGMA busy_timeout = {max(1, round(wait * 1000)):d}")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                raise
+            raise busy from None
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
+        try:
+            return self._locked_now()
+        finally:
+            conn.execute("ROLLBACK")
 
     def _lock_migrations(self, cur: Cursor) -> None:
         """``BEGIN IMMEDIATE`` already holds the database's write lock."""

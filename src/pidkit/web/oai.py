@@ -23,6 +23,11 @@ What this repository declares (``Identify``):
 * **formats** (§3.4): ``oai_dc`` (:func:`dublin_core`) and ``erc`` (:func:`erc_record`, the whole ERC
   record with the commitment and the extra elements; its schema is served at ``/oai/erc.xsd``).
 
+A list's window ends when its first request is answered, once the writes stamped before then have
+committed (:meth:`~pidkit.store.Store.settled_time`); while a long write (an import) holds the store,
+that request is answered 503 with ``Retry-After`` (§3.1.2.2), never without the write's records and a
+``responseDate`` past their datestamps (which the next incremental harvest, starting there, would skip).
+
 Resumption tokens (§3.5) are stateless: each one carries the request's arguments, the end of the
 harvest's time window (fixed by its first request: what changes later is for the next incremental
 harvest), and the position reached — the last record sent (its place in the order of recorded changes,
@@ -56,9 +61,10 @@ from starlette.concurrency import run_in_threadpool
 from ..codecs import iso_z
 from ..errors import PidkitError
 from ..settings import DEFAULT_OAI_ADMIN_EMAIL
-from ..store import Binding, Naan, Store, check_text
+from ..store import Binding, Naan, Store, WritesInFlightError, check_text
 from ..store.keys import ark_key
 from ..store.rows import parse_recorded_position, stored_time, time_from_stored
+from .errors import RETRY_AFTER
 from .stores import settings_of, store_of
 
 __all__ = [
@@ -513,14 +519,16 @@ def _first_token(verb: str, store: Store, args: Mapping[str, str]) -> Token:
         raise OaiError("badArgument", "from and until must have the same granularity")
     if since is not None and until is not None and since > until:
         raise OaiError("badArgument", "from is later than until")
-    # the window ends now (at this second's end): what changes later is for the next incremental harvest
-    now = stored_time(_dt.datetime.now(_dt.UTC).replace(microsecond=999_999)) or ""
     set_spec = args.get("set")
     if set_spec is not None:
         if not _sets_of(store):
             raise OaiError("noSetHierarchy", "no NAAN is registered here yet, so there are no sets")
         if not _SET_SPEC.fullmatch(set_spec):
             raise OaiError("badArgument", f"not a setSpec: {set_spec!r}")
+    # The window ends now, at this second's end: what changes later is for the next incremental harvest.
+    # "Now" once the writes stamped before it have committed (Store.settled_time): a change stamped
+    # before this response's responseDate is in this harvest, never only after the next one began.
+    now = stored_time(store.settled_time().replace(microsecond=999_999)) or ""
     return Token(verb, prefix, set_spec, since, min(until, now) if until else now, None, 0)
 
 
@@ -622,7 +630,7 @@ def respond(store: Store, base_url: str, pairs: Sequence[tuple[str, str]], *,
         root = _envelope(base_url, None)  # §3.2: no attributes after badVerb or badArgument
         _sub(root, f"{{{OAI}}}error", exc.message, code=exc.code)
         return _xml(root)
-    root = _envelope(base_url, {"verb": verb, **args})
+    root = _envelope(base_url, {"verb": verb, **args})  # its responseDate before the list's window ends
     try:
         if verb == "Identify":
             _identify(root, store, base_url, admin_email)
@@ -641,6 +649,9 @@ def respond(store: Store, base_url: str, pairs: Sequence[tuple[str, str]], *,
             for child in list(root)[2:]:
                 root.remove(child)
         _sub(root, f"{{{OAI}}}error", exc.message, code=exc.code)
+    except WritesInFlightError as exc:  # §3.1.2.2: 503, "a Retry-After period is specified"
+        return Response(f"{exc}\n", status_code=503, media_type="text/plain; charset=utf-8",
+                        headers={"Retry-After": str(RETRY_AFTER)})  # fmt: skip
     return _xml(root)
 
 

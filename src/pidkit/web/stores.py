@@ -24,7 +24,7 @@ from fastapi import Request
 
 from ..errors import PidkitError
 from ..settings import Settings
-from ..store import Store
+from ..store import Store, WritesInFlightError
 
 try:  # the postgres extra is optional
     import psycopg
@@ -45,8 +45,10 @@ __all__ = [
     "store_of",
 ]
 
-#: Exceptions meaning "the database cannot be reached right now" (→ 503, try again).
-UNAVAILABLE_ERRORS: Final[tuple[type[Exception], ...]] = (sqlite3.OperationalError, *_PG_UNAVAILABLE)
+#: Exceptions meaning "the database cannot be reached right now", or is busy (→ 503, try again).
+UNAVAILABLE_ERRORS: Final[tuple[type[Exception], ...]] = (
+    sqlite3.OperationalError, WritesInFlightError, *_PG_UNAVAILABLE
+)
 #: Exceptions meaning "the store cannot be opened" (bad URL, unreachable server, unreadable file).
 _OPEN_ERRORS: Final[tuple[type[Exception], ...]] = (PidkitError, OSError, sqlite3.Error, *_PG_ERRORS)
 #: Seconds a request waits for another request that is opening the store (a healthy cold start).
