@@ -81,7 +81,7 @@ DEFAULT_BATCH: Final = 10_000
 
 #: Seconds :meth:`Store.settled_time` waits by default for the writes in flight (a bind or a mint
 #: batch ends well within it; an import or a merge may not).
-SETTLE_WAIT: Final = 2.0
+SETTLE_WAIT: Final = 1.0
 
 #: Where a server runs a store's lookups (:attr:`Store.lookup_mode`).
 LookupMode = Literal["inline", "batched", "thread"]

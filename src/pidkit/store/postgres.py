@@ -83,9 +83,10 @@ BULK_LOCK: Final = 0x62756C6B
 #: (the second: hashtext of it): "sign" in ASCII.
 SIGNIN_LOCK: Final = 0x7369676E
 #: First key of the two-key advisory lock (the second: the hash of the store's schema's name) that every
-#: write stamping a change holds shared from before it reads its stamp until it ends (taken with the
-#: NAAN, bulk and schema locks: :meth:`PostgresStore._lock_naan`); :meth:`PostgresStore.settled_time`
-#: waits for the transactions holding it ("stmp" in ASCII).
+#: write stamping a change holds shared from before it reads its stamp until it ends: taken in the
+#: statement of the NAAN, bulk or schema lock, after that lock (target lists are evaluated in order), so
+#: that a write still queued for its NAAN — behind an import of another store of the database, say —
+#: is not yet among the writes :meth:`PostgresStore.settled_time` waits for ("stmp" in ASCII).
 STAMP_LOCK: Final = 0x73746D70
 #: The stamp lock as ``pg_advisory_xact_lock_shared``'s arguments (its key ``?``: :data:`STAMP_LOCK`).
 _STAMP_KEY: Final = "?, hashtext(current_schema())"
@@ -100,7 +101,7 @@ _STAMP_HOLDERS: Final = (
 )
 #: :meth:`PostgresStore._lock_naan`'s statement.
 _LOCK_NAAN: Final = (
-    f"SELECT pg_advisory_xact_lock_shared({_STAMP_KEY}), pg_advisory_xact_lock(?, hashtext(?)) "
+    f"SELECT pg_advisory_xact_lock(?, hashtext(?)), pg_advisory_xact_lock_shared({_STAMP_KEY}) "
     f"WHERE NOT EXISTS (SELECT FROM {', '.join(_IMPORTED_TABLES)} LIMIT 0)"
 )
 
@@ -386,9 +387,8 @@ class PostgresStore(SqlStore):
         restore holds it, not the database's: a long restore held back the opening of every new store of
         the database (in the test suite, 12-second stalls).  With :data:`STAMP_LOCK` shared, as every
         write that stamps changes holds it (a restore's history rows)."""
-        self._exec(cur, f"SELECT pg_advisory_xact_lock_shared({_STAMP_KEY}), "
-                   "pg_advisory_xact_lock(?, hashtext(current_schema()))",
-                   (STAMP_LOCK, SCHEMA_LOCK))  # fmt: skip
+        self._exec(cur, "SELECT pg_advisory_xact_lock(?, hashtext(current_schema())), "
+                   f"pg_advisory_xact_lock_shared({_STAMP_KEY})", (SCHEMA_LOCK, STAMP_LOCK))  # fmt: skip
 
     def _has_table(self, cur: Cursor, name: str) -> bool:
         self._exec(cur, "SELECT to_regclass(?) IS NOT NULL", (name,))  # through the search_path
@@ -409,8 +409,8 @@ class PostgresStore(SqlStore):
         """:data:`BULK_LOCK`, for the database as the NAAN locks are (two stores of one database share
         them): an import or merge restore waits for another to end before it takes a NAAN's lock.  With
         :data:`STAMP_LOCK` shared, taken before the write reads its stamp."""
-        self._exec(cur, f"SELECT pg_advisory_xact_lock_shared({_STAMP_KEY}), pg_advisory_xact_lock(?)",
-                   (STAMP_LOCK, BULK_LOCK))  # fmt: skip
+        self._exec(cur, f"SELECT pg_advisory_xact_lock(?), pg_advisory_xact_lock_shared({_STAMP_KEY})",
+                   (BULK_LOCK, STAMP_LOCK))  # fmt: skip
 
     def _lock_naan(self, cur: Cursor, naan: str) -> None:
         """The NAAN's advisory lock, in a statement that names the tables the first big import into an
@@ -420,7 +420,7 @@ class PostgresStore(SqlStore):
         other).  The subquery reads no row.  With :data:`STAMP_LOCK` shared: every write that stamps a
         change (a bind, tombstone, deletion, hold, mint) takes its NAAN's lock (or its id's) before it
         reads its stamp (:meth:`SqlStore._locked_now`)."""
-        self._exec(cur, _LOCK_NAAN, (STAMP_LOCK, NAAN_LOCK, naan))
+        self._exec(cur, _LOCK_NAAN, (NAAN_LOCK, naan, STAMP_LOCK))
 
     def settled_time(self, wait: float = SETTLE_WAIT) -> _dt.datetime:
         """The time read, then the transactions holding the stamp lock (:data:`STAMP_LOCK`) at that

@@ -436,9 +436,9 @@ class SqliteStore(SqlStore):
         """The database's write lock taken (``BEGIN IMMEDIATE`` on this thread's reader, waiting at most
         ``wait``), the time read while it is held, then given back: every writer stamps its change once
         it holds that lock (:meth:`SqlStore._locked_now`), so one that held it has committed, and one
-        that did not will stamp later."""
+        that did not will stamp later.  Not from inside a transaction of the calling thread."""
         self._check_file()
-        busy = WritesInFlightError(f"a write held {self.path} for more than {wait:g} s (an import or a "
+        busy = WritesInFlightError(f"a write held the store for more than {wait:g} s (an import or a "
                                    "restore?); try again later")  # fmt: skip
         if self._private:  # one connection, so a write holds self._lock throughout
             if not self._lock.acquire(timeout=wait):
@@ -448,19 +448,22 @@ class SqliteStore(SqlStore):
             finally:
                 self._lock.release()
         conn = self._reader()
+        if conn.in_transaction:
+            raise StoreError("settled_time() inside a read transaction of the same thread")
         conn.execute(f"PRAGMA busy_timeout = {max(1, round(wait * 1000)):d}")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
-                raise
-            raise busy from None
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                    raise
+                raise busy from None
+            try:
+                return self._locked_now()
+            finally:
+                conn.execute("ROLLBACK")  # before anything else: the lock is never kept
         finally:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d}")
-        try:
-            return self._locked_now()
-        finally:
-            conn.execute("ROLLBACK")
 
     def _lock_migrations(self, cur: Cursor) -> None:
         """``BEGIN IMMEDIATE`` already holds the database's write lock."""
