@@ -60,9 +60,9 @@ def _writes_held(db: str) -> contextlib.AbstractContextManager[None]:
     """Hold the store's write lock for NAAN 99999 from this process (SQLite: the database's write lock;
     PostgreSQL: the advisory lock the store takes per NAAN, by its own statement), so that an import
     started meanwhile waits (reads go on); released, nothing written, when the block ends."""
-    from pidkit.store.postgres import _LOCK_NAAN, NAAN_LOCK
+    from pidkit.store.postgres import _LOCK_NAAN, NAAN_LOCK, STAMP_LOCK
 
-    return held(db, _LOCK_NAAN.replace("?", "%s"), (NAAN_LOCK, "99999"))
+    return held(db, _LOCK_NAAN.replace("?", "%s"), (NAAN_LOCK, "99999", STAMP_LOCK))
 
 
 @pytest.fixture
