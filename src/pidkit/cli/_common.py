@@ -13,6 +13,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from ..atomic import STDIO
+from ..errors import OutputError, PidkitError
+
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -64,6 +67,71 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
         help="store URL: sqlite:///path/to/file.db or postgresql://… "
         "(default: $PIDKIT_DATABASE_URL, else sqlite:///pidkit.db)",
     )
+
+
+@contextmanager
+def utf8_lines(path: str) -> Iterator[Iterator[str]]:
+    r"""The lines of the file at ``path`` (``-``: stdin), each ending at ``"\n"`` only (kept), decoded
+    as UTF-8 one at a time: a line that is not raises :class:`~pidkit.errors.PidkitError` naming its
+    number and the byte (a decoding error of a whole stream names neither).  The file is opened at
+    once, so a missing one is an error before anything else is done.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile(suffix=".jsonl") as f:
+    ...     _ = f.write(b'{"a": 1}\r\n{"b": "\xff"}\n')
+    ...     f.flush()
+    ...     with utf8_lines(f.name) as lines:
+    ...         first = next(lines)
+    ...         try:
+    ...             next(lines)
+    ...         except PidkitError as exc:
+    ...             print(repr(first), exc)
+    '{"a": 1}\r\n' not UTF-8: byte 0xff at column 8 on line 2
+    """
+    fp = sys.stdin.buffer if path == STDIO else open(path, "rb")  # noqa: SIM115 (closed below)
+
+    def lines() -> Iterator[str]:
+        for number, raw in enumerate(fp, 1):
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                byte = raw[exc.start]
+                raise PidkitError(f"not UTF-8: byte 0x{byte:02x} at column {exc.start + 1}",
+                                  line=number) from None  # fmt: skip
+
+    try:
+        yield lines()
+    finally:
+        if fp is not sys.stdin.buffer:
+            fp.close()
+
+
+def refuse_store_files(output: str, store: Store) -> None:
+    """Refuse (:class:`~pidkit.errors.OutputError`) an output path that names one of ``store``'s own
+    files (:meth:`~pidkit.store.Store.files`: its SQLite file, ``-wal``, ``-shm``), through a symbolic
+    or a hard link too: an export or a dump written there would replace the store it was read from.
+
+    >>> from pidkit.store import open_store
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d, open_store(f"sqlite:///{d}/p.db") as s:
+    ...     refuse_store_files(os.path.join(d, "p.db"), s)
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.OutputError: is the store's own file: writing there would replace the store in '...p.db'
+    """
+    if output == STDIO:
+        return
+    target = os.path.realpath(output)
+    for own in store.files():
+        if target == os.path.realpath(own) or _same_file(output, own):
+            raise OutputError("is the store's own file: writing there would replace the store", text=output)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either is not there (or cannot be read): not the same file
+        return False
 
 
 @contextmanager

@@ -14,12 +14,11 @@ Every command takes ``--db URL`` (default ``$PIDKIT_DATABASE_URL``, else ``sqlit
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 from collections.abc import Iterable, Mapping
 
-from ..atomic import STDIO, open_output
+from ..atomic import open_output
 from ..codecs import iso_z
 from ..errors import NotFoundError
 from ..store import (
@@ -40,6 +39,8 @@ from ._common import (
     add_db_option,
     cli_store,
     error_line,
+    refuse_store_files,
+    utf8_lines,
 )
 
 #: Show a progress bar (on a terminal) when minting at least this many ids.
@@ -477,6 +478,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
         else:
+            refuse_store_files(args.output, store)
             with open_output(args.output, text=True) as fp:
                 count = store.export_jsonl(fp)
     print(f"exported {count} bindings", file=sys.stderr)
@@ -494,24 +496,18 @@ def cmd_import(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.source_kind is not None:
         return cmd_import_from(args)
-    with cli_store(args) as store:
+    # JSON Lines end at "\n" only (a value may hold U+2028, U+0085 …; "\r" is JSON whitespace).
+    with utf8_lines(args.file) as lines, cli_store(args) as store:
         try:
-            # JSON Lines end at "\n" only (a value may hold U+2028, U+0085 …; "\r" is JSON whitespace).
-            if args.file == STDIO:
-                stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
-                report = store.import_jsonl(stdin, update=args.update, principal=Principal.local(),
-                                            force=args.force)
-            else:
-                with open(args.file, encoding="utf-8", newline="\n") as fp:
-                    report = store.import_jsonl(fp, update=args.update, principal=Principal.local(),
-                                                force=args.force)
+            report = store.import_jsonl(lines, update=args.update, principal=Principal.local(),
+                                        force=args.force)  # fmt: skip
         except ImportRejectedError as exc:
             for line, message in exc.problems:
                 error_line(f"{args.file}: line {line}: {message}")
             error_line(f"{args.file}: nothing imported ({exc.count} bad lines)")
             if exc.overridable and not args.force:
-                lines = ", ".join(str(n) for n in sorted(exc.overridable))
-                print(f"pidkit: --force imports line(s) {lines} anyway (an unregistered NAAN or a wrong "
+                numbers = ", ".join(str(n) for n in sorted(exc.overridable))
+                print(f"pidkit: --force imports line(s) {numbers} anyway (an unregistered NAAN or a wrong "
                       "check character; each override is recorded)", file=sys.stderr)
             return EXIT_INVALID
     summary = f"imported {report.written} bindings ({report.created} new, {report.updated} updated)"
@@ -545,6 +541,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
         if args.output is None:
             counts = store.dump(sys.stdout)
         else:
+            refuse_store_files(args.output, store)
             with open_output(args.output, text=True) as fp:
                 counts = store.dump(fp)
     print(f"dumped {sum(counts.values())} rows ({_counts(counts)})", file=sys.stderr)
@@ -562,13 +559,9 @@ def _counts(counts: Mapping[str, int]) -> str:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     """``pidkit restore``: all or nothing."""
-    with cli_store(args, create=True) as store:
-        if args.file == STDIO:
-            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
-            report = store.restore(stdin, merge=args.merge)
-        else:
-            with open(args.file, encoding="utf-8", newline="\n") as fp:
-                report = store.restore(fp, merge=args.merge)
+    # the file opened first: a missing one leaves no new empty store behind
+    with utf8_lines(args.file) as lines, cli_store(args, create=True) as store:
+        report = store.restore(lines, merge=args.merge)
     skipped = sum(report.skipped.values())
     own = "; the history and overrides of a binding already there are its own" \
         if report.skipped.get("history") or report.skipped.get("overrides") else ""  # fmt: skip

@@ -203,6 +203,17 @@ class Store(abc.ABC):
         """
         return None
 
+    def files(self) -> tuple[str, ...]:
+        """The files this store keeps its data in, as absolute paths — what nothing may be written over
+        while it is in use (an export, a dump): none for a store on a server.
+
+        >>> from pidkit.store import open_store
+        >>> with open_store("sqlite:///:memory:") as s:
+        ...     s.files()
+        ()
+        """
+        return ()
+
     def changes_token(self) -> Hashable | None:
         """A value that changes whenever anything this store holds may have changed — a binding, a NAAN,
         a hold — as the calling thread's next read would see it; as cheap as :meth:`naans_token`.  An

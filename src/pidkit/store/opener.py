@@ -81,8 +81,10 @@ def _check_sqlite_file(path: str, *, create: bool) -> None:
         raise StoreError(f"cannot open the store: {exc.strerror}", text=path) from None
     if stat.S_ISDIR(info.st_mode):
         raise StoreError("is a directory, not a store file", text=path)
-    if info.st_size == 0:
-        return  # an empty file is an empty SQLite database: the migrations make it a store
+    if info.st_size == 0:  # an empty SQLite database: the migrations would make it a store
+        if not create:  # (what a refused restore or an export over the store used to leave behind)
+            raise NotFoundError(f"no pidkit store at {path}: an empty file (create one with `pidkit init`)")
+        return
     try:
         conn = sqlite3.connect(f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro", uri=True)
         try:

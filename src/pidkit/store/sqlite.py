@@ -432,6 +432,13 @@ class SqliteStore(SqlStore):
         finally:
             cur.close()
 
+    def files(self) -> tuple[str, ...]:
+        """The database file and the ones SQLite keeps beside it (``-wal``, ``-shm``, ``-journal``),
+        whether they exist now or not; none for a private database."""
+        if self._private:
+            return ()
+        return (self._abspath, *(self._abspath + suffix for suffix in ("-wal", "-shm", "-journal")))
+
     def settled_time(self, wait: float = SETTLE_WAIT) -> _dt.datetime:
         """The database's write lock taken (``BEGIN IMMEDIATE`` on this thread's reader, waiting at most
         ``wait``), the time read while it is held, then given back: every writer stamps its change once
