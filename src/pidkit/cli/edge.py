@@ -22,6 +22,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import Final
 
 from ..edge import MAP_FILE, UPSTREAM, EdgeReport, run_reload, watch, write_edge
 from ..store import default_url, open_store, redact_url
@@ -62,8 +63,13 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--watch", action="store_true",
                    help="keep running: poll the store and rewrite (and reload) whenever it changed")
     p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
-                   help="seconds between two polls with --watch (default 2)")
+                   help="seconds between two polls with --watch (default 2; 0.1 to 86400)")
     p.set_defaults(func=cmd_nginx)
+
+
+#: The bounds of ``--interval`` (seconds): no busy loop, and a sleep the platform can take.
+MIN_INTERVAL: Final = 0.1
+MAX_INTERVAL: Final = 86_400.0
 
 
 def cmd_nginx(args: argparse.Namespace) -> int:
@@ -71,8 +77,9 @@ def cmd_nginx(args: argparse.Namespace) -> int:
     if UPSTREAM.fullmatch(args.upstream) is None:
         raise CliError(f"--upstream must be scheme://host[:port] without a path: {args.upstream!r}",
                        EXIT_USAGE)
-    if args.interval < 0:
-        raise CliError(f"--interval must not be negative: {args.interval}", EXIT_USAGE)
+    if not MIN_INTERVAL <= args.interval <= MAX_INTERVAL:  # (NaN too: it compares false)
+        raise CliError(f"--interval must be {MIN_INTERVAL:g} to {MAX_INTERVAL:g} seconds: {args.interval}",
+                       EXIT_USAGE)  # fmt: skip
     if args.reload_command is not None:
         try:
             if not shlex.split(args.reload_command):

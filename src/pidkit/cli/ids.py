@@ -232,6 +232,10 @@ def _llid_json_lines(stream: TextIO) -> int:
             error_line(f"line {lineno}: not JSON: {exc.msg} at position {exc.pos + 1}")
             status = EXIT_INVALID
             continue
+        except (RecursionError, ValueError) as exc:  # nested too deeply; an integer of > 4,300 digits
+            error_line(f"line {lineno}: not JSON we read ({type(exc).__name__})")
+            status = EXIT_INVALID
+            continue
         try:
             sys.stdout.write(resource_id(pairs) + "\n")
         except PidkitError as exc:

@@ -78,6 +78,10 @@ def read_password(from_stdin: bool, stdin: IO[str] | None = None) -> str:
             raise CliError("the two passwords differ; nothing changed", code=2)
     if not password:
         raise CliError("empty password; nothing changed", code=2)
+    try:
+        password.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, read as lone surrogates: no form sends those
+        raise CliError("the password is not UTF-8 text; nothing changed", code=2) from None
     return password
 
 

@@ -315,8 +315,11 @@ def _time(value: str | None, name: str) -> _dt.datetime | None:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
-        return _dt.datetime.fromtimestamp(int(value), _dt.UTC)
+    if value.isascii() and value.isdigit():  # (str.isdigit alone takes "²", which int() does not)
+        try:
+            return _dt.datetime.fromtimestamp(int(value), _dt.UTC)
+        except (OverflowError, OSError, ValueError):  # past year 9999, or past what the platform has
+            raise PidkitError(f"{name} is out of range (Unix seconds up to year 9999)", text=value) from None
     try:
         return _dt.datetime.strptime(value, _ISO).replace(tzinfo=_dt.UTC)
     except ValueError:

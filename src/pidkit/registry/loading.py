@@ -82,6 +82,8 @@ def parse(data: bytes, source: str = "<registry>") -> Registry:
     except json.JSONDecodeError as exc:
         message = f"not JSON: {exc.msg} (column {exc.colno})"
         raise RegistryError(message, text=source, line=exc.lineno) from None
+    except (RecursionError, ValueError) as exc:  # nested too deeply; an integer of > 4,300 digits
+        raise RegistryError(f"not JSON we read ({type(exc).__name__})", text=source) from None
     return _build(doc, source)
 
 

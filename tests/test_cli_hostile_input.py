@@ -1,0 +1,67 @@
+"""Inputs that ended in a Python traceback (a red-team pass, 2026-11-30): each is now one error line
+naming the input, with a non-zero exit status, and nothing written."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from pidkit.cli.main import main
+from pidkit.store import open_store
+
+DEEP = "[" * 100_000
+LONG_INT = "9" * 5_000  # past Python's int_max_str_digits (4,300)
+
+
+@pytest.mark.parametrize("text", [DEEP, f"[{LONG_INT}]"])
+def test_llid_json_lines_too_deep_or_too_long_a_number(text: str, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(text + "\n"))
+    assert main(["llid", "-"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("pidkit: error: line 1: not JSON we read (") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("text", ['{"data":[' + DEEP, '{"data":[' + LONG_INT + "]}"])
+def test_registry_update_too_deep_or_too_long_a_number(text: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "registry.json"
+    source.write_text(text)
+    target = tmp_path / "naans.json"
+    monkeypatch.setenv("PIDKIT_REGISTRY", str(target))  # where update writes
+    assert main(["registry", "update", str(source)]) == 1
+    err = capsys.readouterr().err
+    assert "not JSON we read" in err and "registry.json" in err and "Traceback" not in err
+    assert not target.exists()
+
+
+@pytest.mark.parametrize(("created", "words"), [
+    ("99999999999999999999", "out of range"),
+    ("253402300800", "out of range"),  # 10000-01-01
+    ("²", "neither Unix seconds"),  # str.isdigit() says yes, int() says no
+])  # fmt: skip
+def test_ezid_created_out_of_range(created: str, words: str, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "e.anvl"
+    source.write_text(f":: ark:/99999/fk4zz\n_target: https://e.org/z\n_created: {created}\n")
+    db = tmp_path / "s.db"
+    assert main(["import", "--from", "ezid", str(source), "--db", f"sqlite:///{db}"]) == 1
+    err = capsys.readouterr().err
+    assert f"_created is {words}" in err and "nothing imported" in err and "Traceback" not in err
+    with open_store(f"sqlite:///{db}") as s:
+        assert s.list_bindings() == []
+
+
+def test_a_password_not_utf8_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    assert main(["naan", "add", "99999", "--db", db]) == 0
+    raw = io.TextIOWrapper(io.BytesIO(b"\xff\xfe12345678901\n"), encoding="utf-8", errors="surrogateescape")
+    monkeypatch.setattr("sys.stdin", raw)
+    assert main(["user", "add", "bob", "--naan", "99999", "--password-stdin", "--db", db]) == 2
+    assert "the password is not UTF-8 text; nothing changed" in capsys.readouterr().err
+    with open_store(db) as s:
+        assert s.list_users() == []
