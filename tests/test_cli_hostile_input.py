@@ -65,3 +65,23 @@ def test_a_password_not_utf8_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
     assert "the password is not UTF-8 text; nothing changed" in capsys.readouterr().err
     with open_store(db) as s:
         assert s.list_users() == []
+
+
+@pytest.mark.parametrize("counter", [2**63, -(2**63) - 1, 10**23])
+def test_restore_of_an_integer_past_64_bits(counter: int, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    source = f"sqlite:///{tmp_path / 'a.db'}"
+    with open_store(source) as s:
+        s.add_naan("99999")
+        s.create_minter("m", naan="99999", template="fk4.reedeedk", seed=1)
+    dump = tmp_path / "d.jsonl"
+    assert main(["dump", "-o", str(dump), "--db", source]) == 0
+    text = dump.read_text()
+    assert text.count('"counter":0') == 1
+    dump.write_text(text.replace('"counter":0', f'"counter":{counter}'))
+    target = f"sqlite:///{tmp_path / 'b.db'}"
+    assert main(["restore", str(dump), "--db", target]) == 1
+    err = capsys.readouterr().err
+    assert "minters.counter is out of range (a 64-bit integer)" in err and "Traceback" not in err
+    with open_store(target) as s:
+        assert s.list_minters() == [] and s.list_naans() == []

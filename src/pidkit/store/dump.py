@@ -176,6 +176,11 @@ than this store's 14: restore it with that pidkit, or a newer one on line 1
 _MAY_HOLD_UNSTORABLE: Final = re.compile(r"[\x00\ud800-\udfff]|\\u(?:0000|[dD][89a-fA-F])")
 
 
+#: The range of a column holding an integer: SQLite's INTEGER, PostgreSQL's bigint.
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+
 def _may_hold_unstorable(line: str) -> bool:
     r"""Whether :data:`_MAY_HOLD_UNSTORABLE` is in ``line``, its search (as long as a JSON parse) spared
     on the common line: one that is ASCII (no raw surrogate) without NUL or a ``\u`` escape.
@@ -200,6 +205,7 @@ class _RowShape:
     #: The tuples of value types (one per column) :func:`_check_types` found right, so that a row of
     #: such types is known right at once (a table has few: its nullable columns' combinations).
     right_types: set[tuple[type, ...]]
+    integers: tuple[tuple[int, str], ...]  # (position, column) of the columns holding an integer
 
 
 _SHAPES: dict[tuple[str, int | None], _RowShape] = {}
@@ -215,8 +221,9 @@ def _shape(table: Table, schema: int | None) -> _RowShape:
         pick: Callable[[dict[str, Any]], tuple[Any, ...]] = operator.itemgetter(*table.columns)
         if len(table.columns) < 2:  # pragma: no cover - itemgetter of one column gives a value, not a tuple
             raise StoreError(f"table {table.name}: a dump row has at least two columns")
+        integers = tuple((i, c) for i, c in enumerate(table.columns) if c in table.integers)
         shape = _SHAPES[(table.name, schema)] = _RowShape(
-            table, frozenset(given), defaults, checks, pick, set()
+            table, frozenset(given), defaults, checks, pick, set(), integers
         )
     return shape
 
@@ -275,6 +282,9 @@ def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, t
     if types not in shape.right_types:
         _check_types(shape, values, number)
         shape.right_types.add(types)
+    for i, column in shape.integers:  # what both backends store (a larger one failed the restore there)
+        if values[i] is not None and not _INT64_MIN <= values[i] <= _INT64_MAX:
+            raise StoreError(f"{table.name}.{column} is out of range (a 64-bit integer)", line=number)
     if _may_hold_unstorable(line):
         for (column, _, _), value in zip(shape.checks, values, strict=True):
             if type(value) is str:
