@@ -85,3 +85,44 @@ def test_restore_of_an_integer_past_64_bits(counter: int, tmp_path: Path,
     assert "minters.counter is out of range (a 64-bit integer)" in err and "Traceback" not in err
     with open_store(target) as s:
         assert s.list_minters() == [] and s.list_naans() == []
+
+
+@pytest.mark.parametrize(("table", "column", "value", "why"), [
+    ("bindings", "extra", "{not json", "JSONDecodeError"),
+    ("bindings", "extra", '{"a": 1}', "extra must be a JSON object of strings"),
+    ("bindings", "updated", "yesterday", "ValueError"),
+    ("history", "at", "nope", "ValueError"),
+    ("history", "after", "[unclosed", "JSONDecodeError"),
+    ("minters", "template", "fk4.q", "mask must start with a generator"),
+    ("minted", "minted_at", "9999-12-31T23:59:59-23:59", "not a UTC time"),
+])  # fmt: skip
+def test_restore_of_a_row_the_store_could_not_read_back(
+    table: str, column: str, value: str, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each of these was restored, and then broke the commands that read it (a traceback from
+    ``fetch``, ``export`` and ``history``; every ``bind`` under the minter's NAAN refused)."""
+    import json
+
+    source = f"sqlite:///{tmp_path / 'a.db'}"
+    with open_store(source) as s:
+        s.add_naan("99999", shoulders=["fk4"])
+        s.create_minter("m", naan="99999", template="fk4.reedeedk", seed=1)
+        s.mint("m", 1)
+        s.bind("ark:99999/x", "https://e.org/x")
+    dump = tmp_path / "d.jsonl"
+    assert main(["dump", "-o", str(dump), "--db", source]) == 0
+    lines = dump.read_text().splitlines()
+    for n, line in enumerate(lines):
+        obj = json.loads(line)
+        if obj.get("table") == table:
+            obj["row"][column] = value
+            lines[n] = json.dumps(obj)
+            changed = n + 1
+            break
+    dump.write_text("\n".join(lines) + "\n")
+    target = f"sqlite:///{tmp_path / 'b.db'}"
+    assert main(["restore", str(dump), "--db", target]) == 1
+    err = capsys.readouterr().err
+    assert f"{table}.{column} cannot be read back ({why}" in err and f"on line {changed}" in err, err
+    with open_store(target) as s:
+        assert s.list_naans() == [] and s.list_bindings() == []

@@ -29,6 +29,7 @@ from pidkit.store.records import check_text
 from pidkit.store.rows import TABLES
 
 NAAN = "99999"
+T = "2026-11-30T00:00:00.000000Z"  # a stored time
 
 
 @pytest.fixture
@@ -786,7 +787,7 @@ def test_a_value_no_store_keeps_is_refused_raw_or_escaped(value: str) -> None:
     except StoreError:
         storable = False
     for ensure_ascii in (True, False):
-        row = {"table": "naans", "row": {"naan": "9", "name": value, "created": "t"}}
+        row = {"table": "naans", "row": {"naan": "9", "name": value, "created": T}}
         line = json.dumps(row, ensure_ascii=ensure_ascii)
         if storable:
             assert parse_row(line, 1)[1][1] == value
@@ -796,7 +797,7 @@ def test_a_value_no_store_keeps_is_refused_raw_or_escaped(value: str) -> None:
 
 
 def _hold_line(i: int) -> str:
-    return json.dumps({"table": "holds", "row": {"naan": NAAN, "id": f"h{i}", "created": "t"}})
+    return json.dumps({"table": "holds", "row": {"naan": NAAN, "id": f"h{i}", "created": T}})
 
 
 def test_read_rows_in_order_then_the_bad_line() -> None:

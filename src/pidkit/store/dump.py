@@ -22,6 +22,7 @@ restored from it never mints an id the source minted.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import operator
 import re
@@ -30,9 +31,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .. import __version__
-from ..errors import StoreError
+from ..ark.noid import Template
+from ..errors import PidkitError, StoreError
+from .changes import extra_from_text
 from .records import check_text
-from .rows import TABLES, Table
+from .rows import TABLES, Table, time_from_stored
 
 __all__ = [
     "FORMAT",
@@ -176,6 +179,41 @@ than this store's 14: restore it with that pidkit, or a newer one on line 1
 _MAY_HOLD_UNSTORABLE: Final = re.compile(r"[\x00\ud800-\udfff]|\\u(?:0000|[dD][89a-fA-F])")
 
 
+def _utc_time(value: str) -> object:
+    """A stored time as the store reads it (:func:`~pidkit.store.rows.time_from_stored`), in UTC."""
+    when = time_from_stored(value)
+    if value[-1:] != "Z" and when is not None and when.utcoffset() not in (None, _ZERO):
+        raise StoreError("not a UTC time")
+    return when
+
+
+_ZERO: Final = _dt.timedelta(0)
+
+
+def _json(value: str) -> object:
+    return json.loads(value)
+
+
+def _extra(value: str) -> object:
+    return () if value == "{}" else extra_from_text(value)  # "{}": none, most bindings
+
+
+#: The columns whose text has a form, by table, and how the store reads each back: times, the JSON of
+#: the extra elements and of the history's fields, a minter's template.  (Other text is any text.)
+_FORMS: Final[Mapping[str, Mapping[str, Callable[[str], object]]]] = {
+    "naans": {"created": _utc_time},
+    "shoulders": {"created": _utc_time},
+    "minters": {"template": Template.parse, "created": _utc_time},
+    "minted": {"minted_at": _utc_time},
+    "holds": {"created": _utc_time},
+    "bindings": {"tombstoned_at": _utc_time, "created": _utc_time, "updated": _utc_time,
+                 "extra": _extra},
+    "api_keys": {"created": _utc_time, "revoked_at": _utc_time},
+    "overrides": {"at": _utc_time},
+    "history": {"at": _utc_time, "before": _json, "after": _json},
+    "users": {"created": _utc_time, "disabled_at": _utc_time},
+}  # fmt: skip
+
 #: The range of a column holding an integer: SQLite's INTEGER, PostgreSQL's bigint.
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
@@ -206,6 +244,8 @@ class _RowShape:
     #: such types is known right at once (a table has few: its nullable columns' combinations).
     right_types: set[tuple[type, ...]]
     integers: tuple[tuple[int, str], ...]  # (position, column) of the columns holding an integer
+    #: (position, column, how the store reads it back) of the columns whose text has a form (:data:`_FORMS`)
+    forms: tuple[tuple[int, str, Callable[[str], object]], ...]
 
 
 _SHAPES: dict[tuple[str, int | None], _RowShape] = {}
@@ -222,8 +262,10 @@ def _shape(table: Table, schema: int | None) -> _RowShape:
         if len(table.columns) < 2:  # pragma: no cover - itemgetter of one column gives a value, not a tuple
             raise StoreError(f"table {table.name}: a dump row has at least two columns")
         integers = tuple((i, c) for i, c in enumerate(table.columns) if c in table.integers)
+        own = _FORMS.get(table.name, {})
+        forms = tuple((i, c, own[c]) for i, c in enumerate(table.columns) if c in own)
         shape = _SHAPES[(table.name, schema)] = _RowShape(
-            table, frozenset(given), defaults, checks, pick, set(), integers
+            table, frozenset(given), defaults, checks, pick, set(), integers, forms
         )
     return shape
 
@@ -255,7 +297,7 @@ def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, t
     Traceback (most recent call last):
     ...
     pidkit.errors.StoreError: holds row: missing created on line 7
-    >>> parse_row('{"table":"naans","row":{"naan":"9","name":"a\\\\u0000b","created":"t"}}', 3)
+    >>> parse_row('{"table":"naans","row":{"naan":"9","name":"a\\\\u0000b","created":"2024"}}', 3)
     Traceback (most recent call last):
     ...
     pidkit.errors.StoreError: naans.name: character U+0000 not allowed in 'a\\x00b' on line 3 at position 2
@@ -292,6 +334,14 @@ def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, t
                     check_text(value, f"{table.name}.{column}")
                 except StoreError as exc:
                     raise StoreError(exc.message, text=exc.text, position=exc.position, line=number) from None
+    for i, column, read in shape.forms:  # a row the store could not read back would break its commands
+        if values[i] is not None:
+            try:
+                read(values[i])
+            except (PidkitError, ValueError) as exc:  # (json.JSONDecodeError is a ValueError)
+                why = exc.message if isinstance(exc, PidkitError) else type(exc).__name__
+                raise StoreError(f"{table.name}.{column} cannot be read back ({why})", text=values[i],
+                                 line=number) from None  # fmt: skip
     return table.name, values
 
 
@@ -305,8 +355,9 @@ def read_rows(
     (Parsing in a helper thread while the rows before were written was measured, 400,000 rows: no faster
     on PostgreSQL, slower on SQLite, whose calls take the GIL back after every row.)
 
-    >>> list(read_rows([(2, '{"table":"holds","row":{"naan":"9","id":"x","created":"t"}}'), (3, " ")]))
-    [(2, 'holds', ('9', 'x', 't'))]
+    >>> t = "2024-05-01T12:00:00.000000Z"
+    >>> list(read_rows([(2, '{"table":"holds","row":{"naan":"9","id":"x","created":"%s"}}' % t), (3, " ")]))
+    [(2, 'holds', ('9', 'x', '2024-05-01T12:00:00.000000Z'))]
     >>> list(read_rows([(2, "[]")]))
     Traceback (most recent call last):
     ...
