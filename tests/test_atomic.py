@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import stat
@@ -158,3 +159,127 @@ def test_in_place_needs_a_regular_file(tmp_path: Path) -> None:
 def test_a_directory_is_not_an_output(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="is a directory"), open_output(tmp_path):
         pass
+
+
+# -- a backup never overwrites a file: the first free FILE.bak, FILE.bak.1 … -------------------------------
+
+
+def _write(target: Path, data: bytes) -> AtomicWriter:
+    writer = AtomicWriter(target, backup=True)
+    with writer as fh:
+        fh.write(data)
+    return writer
+
+
+def _backups(target: Path) -> dict[str, bytes]:
+    """The files next to ``target`` whose names start with its backup name, and what they hold."""
+    prefix = f"{target.name}.bak"
+    return {p.name: p.read_bytes() for p in target.parent.iterdir() if p.name.startswith(prefix)}
+
+
+def test_a_backup_never_overwrites_an_existing_file(tmp_path: Path) -> None:
+    # issue: the user's FILE.bak (or the backup of an earlier --in-place run) was replaced
+    target = tmp_path / "tree.ged"
+    target.write_bytes(b"v1")
+    target.chmod(0o604)
+    Path(f"{target}.bak").write_bytes(b"the user's own backup")
+    writers = [_write(target, b"v2"), _write(target, b"v3")]
+    assert _backups(target) == {
+        "tree.ged.bak": b"the user's own backup",
+        "tree.ged.bak.1": b"v1",
+        "tree.ged.bak.2": b"v2",
+    }
+    assert Path(f"{target}.bak.2").stat().st_mode & 0o777 == 0o604
+    assert target.read_bytes() == b"v3"
+    assert [w.backup_name for w in writers] == [backup_path(target, 1), backup_path(target, 2)]
+    assert backup_path(target, 2) == f"{target}.bak.2"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tree.ged", *sorted(_backups(target))]
+
+
+def test_no_backup_of_a_new_file_nor_of_a_failed_write(tmp_path: Path) -> None:
+    target = tmp_path / "new.ged"
+    writer = _write(target, b"v1")
+
+    def write_and_fail() -> None:
+        with AtomicWriter(target, backup=True) as fh:
+            fh.write(b"v2")
+            raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError):
+        write_and_fail()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.ged"]
+    assert writer.backup_name is None
+
+
+def test_concurrent_writers_never_take_the_same_backup_name(tmp_path: Path) -> None:
+    target = tmp_path / "tree.ged"
+    target.write_bytes(b"old")
+    count = 8
+    barrier = threading.Barrier(count)
+    writers = [AtomicWriter(target, backup=True) for _ in range(count)]
+
+    def write(n: int) -> None:
+        with writers[n] as fh:
+            fh.write(b"new %d" % n)
+            barrier.wait(30)  # all of them keep their backups at once
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    backups = _backups(target)
+    assert sorted(backups) == sorted(["tree.ged.bak", *(f"tree.ged.bak.{n}" for n in range(1, count))])
+    assert set(backups.values()) <= {b"old", *(b"new %d" % n for n in range(count))}
+    assert sorted(str(w.backup_name) for w in writers) == sorted(backup_path(target, n) for n in range(count))
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_name_taken_at_the_last_moment_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another run creates FILE.bak just after this one found it free: the link fails, the next name is taken
+    target = tmp_path / "tree.ged"
+    target.write_bytes(b"old")
+    link = os.link
+
+    def racing_link(src: str, dst: str) -> None:
+        if dst == f"{target}.bak":
+            Path(dst).write_bytes(b"the other run's backup")
+        link(src, dst)
+
+    monkeypatch.setattr(os, "link", racing_link)
+    writer = _write(target, b"new")
+    assert _backups(target) == {"tree.ged.bak": b"the other run's backup", "tree.ged.bak.1": b"old"}
+    assert writer.backup_name == f"{target}.bak.1"
+
+
+@pytest.mark.parametrize("code", [errno.EPERM, errno.EOPNOTSUPP])
+def test_backups_on_a_file_system_without_hard_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    # FAT and some network file systems: the name is created exclusively, then the copy renamed over it
+    def no_link(src: str, dst: str) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "link", no_link)
+    target = tmp_path / "tree.ged"
+    target.write_bytes(b"v1")
+    target.chmod(0o640)
+    Path(f"{target}.bak").write_bytes(b"mine")
+    writers = [_write(target, b"v2"), _write(target, b"v3")]
+    assert _backups(target) == {"tree.ged.bak": b"mine", "tree.ged.bak.1": b"v1", "tree.ged.bak.2": b"v2"}
+    assert Path(f"{target}.bak.1").stat().st_mode & 0o777 == 0o640
+    assert [w.backup_name for w in writers] == [f"{target}.bak.1", f"{target}.bak.2"]
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_open_output_names_the_backup_it_kept(tmp_path: Path) -> None:
+    target = tmp_path / "tree.ged"
+    kept: list[str] = []
+    for data in (b"v1", b"v2", b"v3"):
+        with open_output(target, backup=True, on_backup=kept.append) as fh:
+            fh.write(data)
+    with open_output(target, on_backup=kept.append) as fh:
+        fh.write(b"v4")
+    assert kept == [backup_path(target), backup_path(target, 1)]

@@ -29,6 +29,11 @@ def _run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProc
     )
 
 
+def _real(path: Path) -> str:
+    """The name pidkit gives a file it replaces (a symlink followed)."""
+    return os.path.realpath(path)
+
+
 @pytest.fixture
 def tudor(tmp_path: Path) -> Path:
     path = tmp_path / "tudor.ged"
@@ -62,6 +67,7 @@ def test_add_uids_in_place_keeps_a_backup(tudor: Path) -> None:
     result = _run("add-uids", tudor, "--in-place", "--events", "--xarkid")
     assert result.returncode == 0, result.stderr
     assert Path(str(tudor) + ".bak").read_bytes() == original
+    assert result.stderr.endswith(f"pidkit: backup (the file before this run) kept as {tudor}.bak\n")
     assert tudor.read_bytes() != original
     assert "added" in result.stdout
     assert not [p for p in tudor.parent.iterdir() if p.name.startswith(".pidkit-")]  # no temp file left
@@ -452,3 +458,134 @@ def test_migrate_in_place_keeps_the_5_file_as_backup(tudor: Path) -> None:
     report = json.loads(result.stdout)
     assert report["loss_count"] == len(report["losses"]) > 0  # e.g. dates 7.0 cannot read, kept as PHRASE
     assert all(re.match(r"line [0-9]+: ", loss) for loss in report["losses"])
+
+
+# -- --in-place never overwrites a backup: the first free FILE.bak, FILE.bak.1 … ----------------------------
+
+
+@pytest.mark.parametrize("command", ["add-uids", "migrate"])
+def test_in_place_never_overwrites_an_existing_backup(tudor: Path, command: str) -> None:
+    # issue: an existing FILE.bak (the user's earlier backup) was silently replaced
+    original = tudor.read_bytes()
+    earlier = Path(f"{tudor}.bak")
+    earlier.write_bytes(b"the user's earlier backup")
+    earlier.chmod(0o600)
+    tudor.chmod(0o640)
+    result = _run(command, tudor, "--in-place")
+    assert result.returncode == 0, result.stderr
+    assert earlier.read_bytes() == b"the user's earlier backup"
+    assert earlier.stat().st_mode & 0o777 == 0o600
+    kept = Path(f"{tudor}.bak.1")
+    assert kept.read_bytes() == original
+    assert kept.stat().st_mode & 0o777 == 0o640
+    assert tudor.read_bytes() != original
+    assert result.stderr.count("backup") == 1
+    assert result.stderr.endswith(f"pidkit: backup (the file before this run) kept as {kept}\n")
+    # --json: in the JSON object, not on stderr (the warnings are there too)
+    again = _run(command, tudor, "--in-place", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["backup"] == f"{tudor}.bak.2"
+    assert "backup" not in again.stderr
+    assert earlier.read_bytes() == b"the user's earlier backup" and kept.read_bytes() == original
+    assert not [p for p in tudor.parent.iterdir() if ".pidkit-" in p.name]  # no temp file left
+
+
+def test_migrate_then_add_uids_in_place_keep_the_original_and_the_7_file(tmp_path: Path) -> None:
+    # issue: the second run's backup (the 7.0 file) replaced the first's, the 5.5.1 original: lost
+    src = tmp_path / "bach.ged"
+    shutil.copyfile(GEDCOM_DIR / "real" / "bach.ged", src)
+    original = src.read_bytes()
+    first = _run("migrate", src, "--in-place")
+    assert first.returncode == 0, first.stderr
+    migrated = src.read_bytes()
+    assert migrated.startswith(b"\xef\xbb\xbf0 HEAD\n1 GEDC\n2 VERS 7.0\n")
+    second = _run("add-uids", src, "--in-place")
+    assert second.returncode == 0, second.stderr
+    assert Path(f"{src}.bak").read_bytes() == original
+    assert Path(f"{src}.bak.1").read_bytes() == migrated
+    assert src.read_bytes() != migrated and src.read_bytes().startswith(migrated[:40])
+    assert f"kept as {src}.bak\n" in first.stderr
+    assert f"kept as {src}.bak.1\n" in second.stderr
+
+
+def test_a_backup_name_that_is_taken_in_any_way_is_skipped(tmp_path: Path) -> None:
+    src = tmp_path / "tree.ged"
+    src.write_bytes(b"0 HEAD\n0 @I1@ INDI\n0 TRLR\n")
+    Path(f"{src}.bak").mkdir()  # a directory
+    Path(f"{src}.bak.1").symlink_to(tmp_path / "nowhere")  # a dangling symlink: not written through
+    result = _run("add-uids", src, "--in-place")
+    assert result.returncode == 0, result.stderr
+    assert Path(f"{src}.bak.2").read_bytes() == b"0 HEAD\n0 @I1@ INDI\n0 TRLR\n"
+    assert not (tmp_path / "nowhere").exists()
+    assert Path(f"{src}.bak").is_dir() and Path(f"{src}.bak.1").is_symlink()
+
+
+def test_the_backup_is_named_as_the_user_named_the_file(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "tree.ged"
+    real.write_bytes(b"0 HEAD\n0 @I1@ INDI\n0 TRLR\n")
+    relative = _run("add-uids", "tree.ged", "--in-place", cwd=tmp_path / "real")
+    assert relative.stderr == "pidkit: backup (the file before this run) kept as tree.ged.bak\n"
+    # through a symbolic link the file it points to is replaced, and backed up next to it: named in full
+    (tmp_path / "link.ged").symlink_to(real)
+    linked = _run("add-uids", "link.ged", "--in-place", "--json", cwd=tmp_path)
+    assert json.loads(linked.stdout)["backup"] == f"{_real(real)}.bak.1"
+    assert (tmp_path / "link.ged").is_symlink() and not (tmp_path / "link.ged.bak").exists()
+
+
+# -- migrate: undecodable bytes are losses (U+FFFD in the 7.0 output), --strict refuses them ---------------
+
+_HEAD_CHAR = b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 CHAR "
+_NAME_LINE = b"\n0 @I1@ INDI\n1 NAME J\xe9r\n0 TRLR\n"
+_UTF16 = "0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 CHAR UNICODE\n0 @I1@ INDI\n1 NAME J\ud800r\n0 TRLR\n"
+_UNDECODABLE = {
+    # file name: (its bytes, what the error and the loss say, the encoding read)
+    "utf8.ged": (_HEAD_CHAR + b"UTF-8" + _NAME_LINE, "byte 0xe9 at position 9", "utf-8"),
+    "ascii.ged": (_HEAD_CHAR + b"ASCII" + _NAME_LINE, "byte 0xe9 at position 9", "ascii"),
+    "nosuch.ged": (_HEAD_CHAR + b"NOSUCH" + _NAME_LINE, "byte 0xe9 at position 9", "utf-8"),
+    "ansel.ged": (
+        _HEAD_CHAR + b"ANSEL" + _NAME_LINE.replace(b"\xe9", b"\x80"),
+        "byte 0x80 at position 9",
+        "gedcom",
+    ),
+    "utf16.ged": (
+        b"\xff\xfe" + _UTF16.encode("utf-16-le", "surrogatepass"),
+        "code unit 0xd800 (an unpaired surrogate) at position 17",
+        "utf-16-le",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", _UNDECODABLE)
+def test_migrate_strict_refuses_undecodable_bytes_naming_file_line_and_byte(
+    tmp_path: Path, name: str
+) -> None:
+    # issue: U+FFFD was written silently, "(kept as is)" was said, loss_count 0 and --strict exited 0
+    data, what, codec = _UNDECODABLE[name]
+    src = tmp_path / name
+    src.write_bytes(data)
+    out = tmp_path / "out.ged"
+    said = f"{what} is not valid {codec}: replaced by U+FFFD in the GEDCOM 7 output"
+    strict = _run("migrate", "--strict", src, "-o", out)
+    assert strict.returncode == 1
+    assert strict.stderr == f"pidkit: error: {src}: {said} (--strict) on line 6\n"
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing written, no temp file left
+    lenient = _run("migrate", src, "-o", out, "--json")
+    assert lenient.returncode == 0, lenient.stderr
+    report = json.loads(lenient.stdout)
+    assert report["loss_count"] == 1 and report["loss_counts"] == {"decode": 1}
+    assert report["losses"] == [f"line 6: {said}"]
+    assert "kept as is" not in lenient.stderr + lenient.stdout
+    assert out.read_bytes().split(b"\n")[4] == "1 NAME J\ufffdr".encode()
+    text = _run("migrate", src, "-o", out)
+    assert f"    line 6: {said}\n" in text.stdout and "kept as is" not in text.stderr
+    # add-uids keeps every byte, and says so, in the encoding it read
+    added = _run("add-uids", src, "-o", out)
+    assert added.returncode == 0, added.stderr
+    assert f"{src}: line 6: {what} is not valid {codec} (kept as is)\n" in added.stderr
+    if codec.startswith("utf-16"):
+        name_line = "1 NAME J\ud800r\n".encode(codec, "surrogatepass")
+    else:
+        name_line = data.split(b"\n")[5] + b"\n"
+    assert name_line in out.read_bytes()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from pidkit.errors import GedcomError, PidkitError
 from pidkit.gedcom import GedcomReader, parse_line, read_bytes, write_records
-from pidkit.gedcom.reader import escape_at, is_pointer, unescape_at
+from pidkit.gedcom.reader import Dialect, Undecodable, escape_at, is_pointer, unescape_at
 
 GEDCOM_DIR = Path(__file__).parent / "data" / "gedcom"
 ALL_FILES = sorted(GEDCOM_DIR.rglob("*.ged"))
@@ -424,6 +424,42 @@ def test_bad_bytes_are_named_in_the_declared_encoding() -> None:
     assert [str(w) for w in reader.warnings] == [
         "line 7: byte 0x81 at position 8 is not valid cp1252 (kept as is)"
     ]
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 1 << 20])
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_an_unpaired_surrogate_of_a_utf_16_file_is_named_in_utf_16(codec: str, chunk: int) -> None:
+    # issue: the warning said "byte 0xed at position 9 is not valid utf-8" (the reader's UTF-8 view)
+    text = "0 HEAD\n1 CHAR UNICODE\n0 @I1@ INDI\n1 NAME \U0001f600 J\udc00r\n0 TRLR\n"
+    data = codecs.BOM_UTF16_LE if codec.endswith("le") else codecs.BOM_UTF16_BE
+    data += text.encode(codec, "surrogatepass")
+    reader = GedcomReader(io.BytesIO(data), chunk_size=chunk)
+    records = list(reader)
+    assert reader.codec == codec
+    # "1 NAME " 7 units, the pair 2, " J" 2: the lone one starts at byte 23 of the line
+    assert [str(w) for w in reader.warnings] == [
+        f"line 4: code unit 0xdc00 (an unpaired surrogate) at position 23 is not valid {codec} (kept as is)"
+    ]
+    assert reader.bom + b"".join(r.raw for r in records) == data  # kept as is, indeed
+    line = records[1].lines[1]
+    assert line.value(reader.dialect) == "\U0001f600 J\ufffdr"  # one U+FFFD, not one per byte of the view
+    assert [b.position for b in line.checked_value(reader.dialect)[1]] == [23]
+
+
+def test_every_undecodable_piece_of_a_value_is_named() -> None:
+    line = parse_line(b"1 NAME J\xe9r\xe2\x82me \xff\n", 6)
+    text, found = line.checked_value()
+    assert text == "J\ufffdr\ufffdme \ufffd"
+    assert [str(b) for b in found] == [
+        "byte 0xe9 at position 9 is not valid utf-8",
+        "byte sequence 0xe2 0x82 at position 11 is not valid utf-8",  # truncated: one U+FFFD
+        "byte 0xff at position 16 is not valid utf-8",
+    ]
+    assert parse_line(b"1 NAME J\x80r\n").checked_value(Dialect("gedcom", "gedcom"))[1] == (
+        Undecodable(9, "byte 0x80", "gedcom"),
+    )
+    assert parse_line(b"1 NAME Jo\n").checked_value() == ("Jo", ())
+    assert parse_line(b"1 BIRT\n").checked_value() == (None, ())
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 64, 1 << 20])

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import codecs
 import importlib.util
 import io
 import re
@@ -641,3 +642,90 @@ def test_uid_homes_are_where_the_specification_puts_uid() -> None:
         assert has_uid_home_7(1, rtag, rtag) == ("UID" in SUBSTRUCTURES[rtype]), rtag
         for tag, ntype in SUBSTRUCTURES[rtype].items():
             assert has_uid_home_7(2, rtag, tag) == ("UID" in SUBSTRUCTURES.get(ntype, {})), (rtag, tag)
+
+
+# -- bytes the input's encoding cannot read: U+FFFD in the 7.0 output, a loss each ------------------------
+
+_REPLACED = " replaced by U+FFFD in the GEDCOM 7 output"
+
+
+def _head(char: bytes) -> bytes:
+    return b"0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 CHAR " + char + b"\n"
+
+
+def _utf16(text: str) -> bytes:
+    """``text`` as UTF-16-LE with a BOM, lone surrogates and all."""
+    return codecs.BOM_UTF16_LE + text.encode("utf-16-le", "surrogatepass")
+
+
+_UNDECODABLE = {
+    # name: (input, the losses, the NAME line written)
+    "utf-8": (  # a U+FFFD of the input and valid text are no loss (the NOTE)
+        _head(b"UTF-8") + b"0 @I1@ INDI\n1 NAME J\xe9r\xf4me\n" + "1 NOTE \ufffd ô\n0 TRLR\n".encode(),
+        [
+            f"line 6: byte 0xe9 at position 9 is not valid utf-8:{_REPLACED}",
+            f"line 6: byte 0xf4 at position 11 is not valid utf-8:{_REPLACED}",
+        ],
+        "1 NAME J\ufffdr\ufffdme",
+    ),
+    "ascii": (
+        _head(b"ASCII") + b"0 @I1@ INDI\n1 NAME J\xe9r\n0 TRLR\n",
+        [f"line 6: byte 0xe9 at position 9 is not valid ascii:{_REPLACED}"],
+        "1 NAME J\ufffdr",
+    ),
+    "unknown CHAR": (  # read as UTF-8, as the reader's warning says
+        _head(b"NOSUCH") + b"0 @I1@ INDI\n1 NAME J\xe9r\n0 TRLR\n",
+        [f"line 6: byte 0xe9 at position 9 is not valid utf-8:{_REPLACED}"],
+        "1 NAME J\ufffdr",
+    ),
+    "ANSEL 0x80": (
+        _head(b"ANSEL") + b"0 @I1@ INDI\n1 NAME J\x80r\n0 TRLR\n",
+        [f"line 6: byte 0x80 at position 9 is not valid gedcom:{_REPLACED}"],
+        "1 NAME J\ufffdr",
+    ),
+    "UTF-16 unpaired surrogate": (  # "1 NAME " 14 bytes, a surrogate pair 4, " J" 4: at byte 23
+        _utf16("0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 CHAR UNICODE\n0 @I1@ INDI\n1 NAME \U0001f600 J\ud800r\n")
+        + _utf16("0 TRLR\n")[2:],
+        [
+            "line 6: code unit 0xd800 (an unpaired surrogate) at position 23 is not valid utf-16-le:"
+            + _REPLACED
+        ],
+        "1 NAME \U0001f600 J\ufffdr",  # one U+FFFD, not one per byte of the view's UTF-8
+    ),
+}
+
+
+@pytest.mark.parametrize("case", _UNDECODABLE, ids=list(_UNDECODABLE))
+def test_undecodable_bytes_are_losses_and_strict_refuses_them(case: str) -> None:
+    # issue: migrate wrote U+FFFD for them with no loss, a warning saying "kept as is", --strict exit 0
+    data, losses, name_line = _UNDECODABLE[case]
+    for quick in (True, False):
+        index = index_file(GedcomReader(io.BytesIO(data)))
+        report, records = migrate(GedcomReader(io.BytesIO(data)), index, quick=quick)
+        out = report.bom + b"".join(rec.raw for rec in records)
+        written = out.decode("utf-8-sig").split("\n")
+        assert written[4] == name_line
+        assert written[5] == ("1 NOTE \ufffd ô" if case == "utf-8" else "0 TRLR")
+        assert report.losses == losses
+        assert report.loss_counts == Counter({"decode": len(losses)})
+        assert "decode" not in report.warning_counts  # "kept as is" holds for the input, not this output
+        assert not [w for w in report.warnings if "kept as is" in w]
+    first = losses[0].removeprefix("line 6: ")
+    with pytest.raises(GedcomError) as raised:
+        migrate_bytes(data, strict=True)
+    assert str(raised.value) == f"{first} (--strict) on line 6"
+
+
+def test_undecodable_bytes_of_a_cont_line_are_losses_too() -> None:
+    data = _head(b"UTF-8") + b"0 @N1@ NOTE a\n1 CONT b\xff\n1 CONC c\xfe\n0 TRLR\n"
+    report, out = migrate_bytes(data)
+    assert "0 @N1@ SNOTE a\n1 CONT b\ufffdc\ufffd\n" in out.decode("utf-8")
+    assert report.losses == [
+        f"line 6: byte 0xff at position 9 is not valid utf-8:{_REPLACED}",
+        f"line 7: byte 0xfe at position 9 is not valid utf-8:{_REPLACED}",
+    ]
+    # only the _UID lines of a 7.0 input are migrated: its other bytes stay, so "kept as is" is true there
+    data_7 = data.replace(b"5.5.1\n1 CHAR UTF-8", b"7.0").replace(b"1 CONC c\xfe\n", b"1 _UID X1\n")
+    report, out = migrate_bytes(data_7, strict=True)
+    assert out == data_7.replace(b"_UID", b"UID")
+    assert report.warnings == ["line 5: byte 0xff at position 9 is not valid utf-8 (kept as is)"]

@@ -6,6 +6,9 @@ regular file), and a regular file (or a new path) is written with :class:`Atomic
 the target's directory, flushed to disk, renamed over the target.  A new file gets the permission bits
 the umask gives (as ``open()`` would); a replaced file keeps its own.
 
+With ``backup`` the old file is first copied to the first free name of ``FILE.bak``, ``FILE.bak.1``,
+``FILE.bak.2`` … (:func:`keep_backup`): an earlier backup is never overwritten.
+
 An interrupted run (an exception, or ``kill -9``) leaves the old file intact.  A process killed between
 creating its temp file and renaming it cannot remove the temp file itself; the next writer of the same
 target removes such leftovers, recognized by their name ``.TARGET.pidkit-PID-XXXX.tmp`` and a PID that
@@ -24,6 +27,7 @@ no longer runs.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import re
@@ -32,7 +36,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import IO, Any
 
@@ -42,6 +46,7 @@ __all__ = [
     "STDIO",
     "AtomicWriter",
     "backup_path",
+    "keep_backup",
     "open_output",
     "require_regular_file",
     "temp_prefix",
@@ -56,15 +61,74 @@ _FD_PATH = re.compile(
 )
 _STD_FDS = {"stdin": 0, "stdout": 1, "stderr": 2}
 _umask_lock = threading.Lock()
+#: ``os.link`` errors that mean "this file system has no hard links" (FAT, some network file systems).
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS})
 
 
-def backup_path(path: str | os.PathLike[str]) -> str:
-    """The backup kept by ``--in-place``: ``FILE.bak``.
+def backup_path(path: str | os.PathLike[str], number: int = 0) -> str:
+    """The name of backup ``number`` of ``path``: ``FILE.bak``, then ``FILE.bak.1``, ``FILE.bak.2`` …
+    (``--in-place`` keeps the first of them that is free, :func:`keep_backup`).
 
-    >>> backup_path("tree.ged")
-    'tree.ged.bak'
+    >>> backup_path("tree.ged"), backup_path("tree.ged", 1), backup_path("tree.ged", 12)
+    ('tree.ged.bak', 'tree.ged.bak.1', 'tree.ged.bak.12')
     """
-    return os.fspath(path) + ".bak"
+    name = os.fspath(path) + ".bak"
+    return f"{name}.{number}" if number else name
+
+
+def keep_backup(path: str | os.PathLike[str]) -> str:
+    """Copy ``path`` to the first free :func:`backup_path` name and return that name; an existing file
+    (an earlier backup) is never overwritten.
+
+    The copy is written to a temp file in the same directory, flushed to disk and given ``path``'s
+    permission bits; then it gets the name by a hard link, which fails if the name exists, so the name
+    never holds a partial copy and two runs cannot take the same one.  On a file system without hard links
+    the name is created exclusively (``O_EXCL``) and the finished copy renamed over it.
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "tree.ged")
+    ...     with open(p, "w") as fh:
+    ...         _ = fh.write("0 HEAD")
+    ...     [os.path.basename(keep_backup(p)) for _ in range(3)]
+    ['tree.ged.bak', 'tree.ged.bak.1', 'tree.ged.bak.2']
+    """
+    name = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(name))
+    fd, tmp = tempfile.mkstemp(prefix=f"{temp_prefix(name)}{os.getpid()}-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out, open(name, "rb") as inp:
+            shutil.copyfileobj(inp, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, stat.S_IMODE(os.stat(name).st_mode))
+        number = 0
+        while True:
+            backup = backup_path(name, number)
+            if _take_name(tmp, backup):
+                return backup
+            number += 1
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)  # linked: the temp name goes; renamed: already gone
+
+
+def _take_name(tmp: str, name: str) -> bool:
+    """Give the finished file ``tmp`` the new name ``name``, or return False if ``name`` exists."""
+    try:
+        os.link(tmp, name)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+    try:  # no hard links: hold the name, then put the copy in its place
+        os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        return False
+    os.replace(tmp, name)
+    return True
 
 
 def temp_prefix(path: str | os.PathLike[str]) -> str:
@@ -147,12 +211,14 @@ def open_output(
     text: bool = False,
     encoding: str = "utf-8",
     newline: str = "\n",
+    on_backup: Callable[[str], None] | None = None,
 ) -> Iterator[IO[Any]]:
     """The stream a command writes its output to (see the module docstring for what goes where).
 
     ``-`` and the paths of this process's file descriptors (``/dev/stdout``, ``/dev/fd/N``) write to that
     descriptor, which stays open; an existing FIFO or device is opened and written directly (``backup``
-    is refused there); anything else goes through :class:`AtomicWriter`, with ``FILE.bak`` if ``backup``.
+    is refused there); anything else goes through :class:`AtomicWriter`, with a backup if ``backup``
+    (:func:`keep_backup`), whose name ``on_backup`` is given once the output is in place.
 
     >>> import os, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -178,8 +244,11 @@ def open_output(
             with _direct(open(name, "wb"), text, encoding, newline) as fh:
                 yield fh
             return
-        with AtomicWriter(name, backup=backup, text=text, encoding=encoding, newline=newline) as fh:
+        writer = AtomicWriter(name, backup=backup, text=text, encoding=encoding, newline=newline)
+        with writer as fh:
             yield fh
+        if writer.backup_name is not None and on_backup is not None:
+            on_backup(writer.backup_name)
         return
     if backup:
         raise OutputError("standard streams cannot be backed up and replaced", text=name)
@@ -236,8 +305,9 @@ class AtomicWriter:
     """``with AtomicWriter(path) as fh: fh.write(...)`` — all or nothing.
 
     On success the temp file replaces ``path`` (keeping the old file's permission bits); on an exception
-    it is removed and ``path`` is untouched.  With ``backup=True`` the old file is first copied to
-    ``FILE.bak`` (itself atomically).  ``text=True`` gives a text stream (UTF-8, ``\\n`` line endings
+    it is removed and ``path`` is untouched.  With ``backup=True`` the old file is first copied to the first
+    free name of ``FILE.bak``, ``FILE.bak.1`` … (:func:`keep_backup`, itself atomically), which
+    :attr:`backup_name` then holds.  ``text=True`` gives a text stream (UTF-8, ``\\n`` line endings
     unless ``encoding``/``newline`` say otherwise); the default is binary.  ``mode`` sets the permission
     bits; by default a replaced file keeps its own and a new file gets what the umask allows.
 
@@ -270,6 +340,8 @@ class AtomicWriter:
         self.newline = newline
         self._tmp: str | None = None
         self._fh: IO[Any] | None = None
+        #: The backup kept (``backup=True``, the file existed, the output is in place), else ``None``.
+        self.backup_name: str | None = None
 
     def __enter__(self) -> IO[Any]:
         directory = os.path.dirname(os.path.abspath(self.path))
@@ -301,7 +373,7 @@ class AtomicWriter:
             elif os.path.exists(self.path):
                 shutil.copymode(self.path, tmp)
                 if self.backup:
-                    _copy_atomic(self.path, backup_path(self.path))
+                    self.backup_name = keep_backup(self.path)
             else:  # a new file: the bits open() would give it (mkstemp made it 0600)
                 os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, self.path)
@@ -310,9 +382,3 @@ class AtomicWriter:
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
-
-
-def _copy_atomic(src: str, dst: str) -> None:
-    """Copy ``src`` to ``dst`` atomically; ``dst`` gets ``src``'s permission bits."""
-    with AtomicWriter(dst, mode=stat.S_IMODE(os.stat(src).st_mode)) as out, open(src, "rb") as inp:
-        shutil.copyfileobj(inp, out, 1 << 20)

@@ -3,7 +3,8 @@
 Files are streamed (memory bounded by the largest record; ``migrate`` reads its input twice, keeping an
 index of the cross-reference identifiers, and spools standard input to a temporary file for it);
 outputs are written atomically (``-o OUT``,
-or ``--in-place`` keeping ``FILE.bak``); a progress bar is shown on stderr for large files when stderr
+or ``--in-place`` keeping the file as it was in the first free name of ``FILE.bak``, ``FILE.bak.1`` …:
+an earlier backup is never overwritten); a progress bar is shown on stderr for large files when stderr
 is a terminal; ``--json`` prints one JSON object for machines.  Exit status: 0 ok, 1 problems found
 (audit: duplicate UIDs, bad checksums, version rules; match: conflicts) or unreadable input, 2 usage.
 """
@@ -116,7 +117,12 @@ def _add_output(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "-o", "--output", metavar="OUT", help="write the result to OUT (atomically; - is standard output)"
     )
-    group.add_argument("--in-place", action="store_true", help="replace FILE, keeping a backup FILE.bak")
+    group.add_argument(
+        "--in-place",
+        action="store_true",
+        help="replace FILE, keeping a backup in the first free name of FILE.bak, FILE.bak.1, … (named on "
+        "stderr; never over an earlier backup)",
+    )
 
 
 def _types(value: str | None) -> tuple[str, ...]:
@@ -192,11 +198,18 @@ def _reader(name: str, opener: Callable[[], GedcomReader], *, close: bool = Fals
 _Report: TypeAlias = AuditReport | AddReport | MigrateReport | MatchReport
 
 
-def _print(report: _Report, as_json: bool, out: TextIO | None = None) -> None:
+def _print(report: _Report, as_json: bool, out: TextIO | None = None, *, backup: str | None = None) -> None:
+    """Print ``report`` to ``out`` (default stdout); a ``backup`` that ``--in-place`` kept is named in the
+    JSON object (``"backup"``), or else on stderr."""
     out = out or sys.stdout
     if as_json:
-        out.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+        obj = report.to_json()
+        if backup is not None:
+            obj["backup"] = backup
+        out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         return
+    if backup is not None:
+        sys.stderr.write(f"pidkit: backup (the file before this run) kept as {backup}\n")
     if isinstance(report, AuditReport):
         text = audit_text(report)
     elif isinstance(report, AddReport):
@@ -239,14 +252,39 @@ def _check_input(args: argparse.Namespace) -> None:
         raise CliError(str(exc)) from exc
 
 
+def _as_given(path: str, backups: list[str]) -> str | None:
+    """The backup ``--in-place`` kept of ``path`` (``backups``: none or its name, next to the file ``path``
+    resolves to) as the user would name it: next to ``path`` as given where that is the same file (no
+    symbolic link in between), else as it is.
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     kept = os.path.join(d, "t.ged.bak")
+    ...     open(kept, "w").close()
+    ...     _as_given(os.path.join(d, "t.ged"), [kept]) == kept
+    True
+    >>> _as_given("t.ged", []) is None
+    True
+    """
+    if not backups:
+        return None
+    backup = backups[0]
+    near = os.path.join(os.path.dirname(path), os.path.basename(backup))
+    with contextlib.suppress(OSError):
+        if os.path.samefile(near, backup):
+            return near
+    return backup
+
+
 @contextlib.contextmanager
-def _output(args: argparse.Namespace) -> Iterator[tuple[IO[bytes], TextIO]]:
-    """The stream the GEDCOM goes to (``-o OUT`` or ``--in-place``) and the one the report goes to
-    (standard output, or standard error when the GEDCOM goes to standard output)."""
+def _output(args: argparse.Namespace, on_backup: Callable[[str], None]) -> Iterator[tuple[IO[bytes], TextIO]]:
+    """The stream the GEDCOM goes to (``-o OUT`` or ``--in-place``, whose backup's name ``on_backup`` is
+    given) and the one the report goes to (standard output, or standard error when the GEDCOM goes to
+    standard output)."""
     target = args.file if args.in_place else args.output
     report_to = sys.stderr if _is_stdout(target) else sys.stdout
     try:
-        with open_output(target, backup=args.in_place) as fh:
+        with open_output(target, backup=args.in_place, on_backup=on_backup) as fh:
             yield fh, report_to
     except OutputError as exc:
         raise CliError(str(exc)) from exc
@@ -262,19 +300,21 @@ def _audit(args: argparse.Namespace) -> int:
 def _add_uids(args: argparse.Namespace) -> int:
     _check_input(args)
     types = _types(args.types)
+    backups: list[str] = []
     with _open(args.file, args.max_line_bytes) as reader:
         report, records = add_uids(reader, types=types, events=args.events, xarkid=args.xarkid)
-        with _output(args) as (fh, report_to):
+        with _output(args, backups.append) as (fh, report_to):
             write_stream(fh, reader.bom, records)
     if not args.json:
         _warn_lines(reader.name, report.warnings, report.warning_counts)
-    _print(report, args.json, report_to)
+    _print(report, args.json, report_to, backup=_as_given(args.file, backups))
     return EXIT_OK
 
 
 def _migrate(args: argparse.Namespace) -> int:
     _check_input(args)
     path = args.file
+    backups: list[str] = []
     with contextlib.ExitStack() as stack:
         if path == STDIO or not os.path.isfile(path):  # read twice: keep a copy of what cannot be re-read
             spool = stack.enter_context(tempfile.TemporaryFile())
@@ -295,11 +335,11 @@ def _migrate(args: argparse.Namespace) -> int:
             second = stack.enter_context(_open(path, args.max_line_bytes))
         reader = second
         report, records = migrate(reader, index, strict=args.strict, add_uids=args.add_uids)
-        with _output(args) as (fh, report_to):
+        with _output(args, backups.append) as (fh, report_to):
             write_stream(fh, report.bom, records)
     if not args.json:
         _warn_lines(reader.name, report.warnings, report.warning_counts)
-    _print(report, args.json, report_to)
+    _print(report, args.json, report_to, backup=_as_given(args.file, backups))
     return EXIT_OK
 
 

@@ -33,6 +33,7 @@ Sniffed(bom=b'', codec='utf-16-le')
 from __future__ import annotations
 
 import codecs
+from contextvars import ContextVar
 from typing import Final, NamedTuple
 
 import ansel
@@ -42,6 +43,7 @@ __all__ = [
     "DEFAULT_CODEC",
     "Sniffed",
     "codec_for_charset",
+    "decode_replacing",
     "is_ascii_compatible",
     "sniff",
 ]
@@ -74,6 +76,22 @@ CHARSETS: Final[dict[str, str]] = {
     "ISO-8859-1": "latin-1",
     "ISO8859-1": "latin-1",
 }
+
+#: The spans :func:`decode_replacing` is collecting (``None`` outside of it).
+_REPLACED: ContextVar[list[tuple[int, int]] | None] = ContextVar("pidkit_gedcom_replaced", default=None)
+
+
+def _replace_noted(exc: UnicodeError) -> tuple[str, int]:
+    """The codec error handler of :func:`decode_replacing`: what ``replace`` does, the span noted."""
+    spans = _REPLACED.get()
+    if not isinstance(exc, UnicodeDecodeError) or spans is None:
+        raise exc
+    spans.append((exc.start, exc.end))
+    return "\ufffd", exc.end
+
+
+_REPLACE_NOTED: Final = "pidkit-gedcom-replace-noted"
+codecs.register_error(_REPLACE_NOTED, _replace_noted)
 
 _BOMS: Final = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -126,6 +144,25 @@ def codec_for_charset(name: str) -> str | None:
     True
     """
     return CHARSETS.get(name.strip().upper())
+
+
+def decode_replacing(data: bytes, codec: str) -> tuple[str, list[tuple[int, int]]]:
+    """``data`` decoded with ``codec``, every piece the codec cannot read replaced by U+FFFD (as the
+    ``replace`` error handler does, the codec deciding where a piece ends), and the ``(start, end)`` byte
+    spans of those pieces, in order.
+
+    >>> decode_replacing(b"J\\xe9r\\xf4me", "utf-8")
+    ('J\ufffdr\ufffdme', [(1, 2), (3, 4)])
+    >>> decode_replacing(b"J\\x80r", "gedcom"), decode_replacing(b"ok", "ascii")
+    (('J\ufffdr', [(1, 2)]), ('ok', []))
+    """
+    spans: list[tuple[int, int]] = []
+    token = _REPLACED.set(spans)
+    try:
+        text = data.decode(codec, _REPLACE_NOTED)
+    finally:
+        _REPLACED.reset(token)
+    return text, spans
 
 
 def is_ascii_compatible(codec: str) -> bool:

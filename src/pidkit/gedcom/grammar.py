@@ -78,6 +78,7 @@ __all__ = [
     "RECORD_TAG",
     "RECORD_XREF",
     "STD_TAG",
+    "SURROGATE",
     "TAG_5",
     "TAG_7",
     "TAG_7_TEXT",
@@ -201,6 +202,8 @@ EXT_TAG_LINE: Final = re.compile(
 #: gedcom-1 "Characters", production ``banned`` (text): C0 but tab, LF and CR; DEL; C1; surrogates;
 #: U+FFFE and U+FFFF.
 BANNED_7: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+#: A surrogate code point in decoded text: in the view of a UTF-16 file, one its decoder found unpaired.
+SURROGATE: Final = re.compile("[\ud800-\udfff]")
 #: A 7.0 pointer in either case (bytes).
 LOOSE_POINTER: Final = re.compile(_POINTER_ANY_CASE)
 

@@ -11,6 +11,9 @@ of structures and converted structure by structure.  What it does, each rule cit
   CP1252 …); every line in 7.0's form (``Level D [Xref D] Tag [D LineVal] EOL``, one space, no leading
   blanks) with the input's line ending; ``CONC`` joined (7.0 has only ``CONT``); ``@`` unescaped as 5.5.1
   writes it (``@@`` → ``@``) and a leading ``@`` doubled as 7.0 requires; banned characters removed.
+  Bytes the input's encoding cannot read (and a UTF-16 file's unpaired surrogates) cannot be written in
+  UTF-8: each becomes U+FFFD, a loss naming the line, the byte and the encoding read (the reader's
+  "kept as is" warnings about them are left out of the report: they hold for the input, not the output).
 * **Header** (gedcom-3 ``HEADER``): ``GEDC.VERS 7.0`` first, ``SCHMA`` with a ``TAG`` for each extension
   tag in use whose URI pidkit knows (:data:`~pidkit.gedcom.tags.KNOWN_EXTENSIONS`); ``CHAR``,
   ``GEDC.FORM`` (no longer needed), ``FILE`` and ``SUBN`` (gone in 7.0, reported) removed.
@@ -61,7 +64,7 @@ import io
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -78,7 +81,7 @@ from .grammar import (
     XREF_7_TEXT,
     lenient_line_with_tag,
 )
-from .reader import Dialect, GedcomReader, ReadWarnings, Record, is_pointer, unescape_at
+from .reader import Dialect, GedcomReader, ReadWarnings, Record, Undecodable, is_pointer, unescape_at
 from .sites import MAX_EXAMPLES, UidSite, is_rfc9562_text, parse_uid, uid_sites
 from .tags import (
     DEFAULT_RECORD_TYPES,
@@ -301,6 +304,12 @@ class _Migration:
         if len(self.report.losses) < MAX_EXAMPLES:
             self.report.losses.append(f"line {line}: {message}")
 
+    def replaced(self, line: int, found: Sequence[Undecodable]) -> None:
+        """gedcom-1 "Characters": 7.0 is UTF-8, so bytes the input's encoding cannot read are written as
+        U+FFFD (:meth:`~pidkit.gedcom.reader.Dialect.decode_checked`): a loss each."""
+        for bad in found:
+            self.loss(line, "decode", f"{bad}: replaced by U+FFFD in the GEDCOM 7 output")
+
     # -- reading a record into a tree -----------------------------------------------------------------------
 
     def tree(self, rec: Record) -> _Node | None:
@@ -318,13 +327,14 @@ class _Migration:
                     )
                 continue
             tag = line.tag or ""
-            raw = line.value(dialect)
+            raw, undecodable = line.checked_value(dialect)
             if tag in ("CONT", "CONC") and stack and stack[-1][0] == line.level - 1:
                 node = stack[-1][1]
                 text = unescape_at(raw or "", gedcom7=gedcom7)
                 if node.pointer is not None:
                     self.loss(line.number, "conc-pointer", f"{tag} after a pointer, dropped: {text!r}")
                     continue
+                self.replaced(line.number, undecodable)
                 joined = ("\n" if tag == "CONT" else "") + self.clean(text, line.number)
                 node.value = (node.value or "") + joined
                 continue
@@ -340,8 +350,9 @@ class _Migration:
             value: str | None = None
             if raw is not None:
                 if is_pointer(raw, gedcom7=gedcom7) and POINTER_5_TEXT.fullmatch(raw):
-                    pointer = raw
+                    pointer = raw  # one with undecodable bytes points to no record: @VOID@, reported
                 else:
+                    self.replaced(line.number, undecodable)
                     value = self.clean(unescape_at(raw, gedcom7=gedcom7), line.number)
             node = _Node(tag, value, pointer, line.number, line.xref)
             if stack:
@@ -953,7 +964,7 @@ def migrate(
                 _lines(node, 0, lines)
                 text = eol.join(lines) + eol
                 yield Record(text.encode("utf-8", "surrogateescape"), node.line, out_dialect)
-        report.take_warnings(reader)
+        report.take_warnings(reader, leave_out={"decode"})  # each is a loss (_Migration.replaced)
 
     return report, records()
 

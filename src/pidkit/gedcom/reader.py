@@ -30,13 +30,13 @@ import io
 import itertools
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, BinaryIO, Final, NamedTuple
 
 from ..errors import GedcomError
-from .encoding import DEFAULT_CODEC, codec_for_charset, is_ascii_compatible, sniff
+from .encoding import DEFAULT_CODEC, codec_for_charset, decode_replacing, is_ascii_compatible, sniff
 from .grammar import (
     EOL_RE,
     HEAD_CHAR,
@@ -49,6 +49,7 @@ from .grammar import (
     POINTER_5_TEXT,
     POINTER_7_TEXT,
     RECORD_TAG,
+    SURROGATE,
     TAG_7_TEXT,
     XREF_7_TEXT,
     Scan,
@@ -63,6 +64,7 @@ __all__ = [
     "GedcomWarning",
     "ReadWarnings",
     "Record",
+    "Undecodable",
     "escape_at",
     "is_pointer",
     "parse_line",
@@ -101,6 +103,34 @@ class GedcomWarning(NamedTuple):
         return f"line {self.line}: {self.message}"
 
 
+class Undecodable(NamedTuple):
+    """Bytes of a line that the file's encoding cannot read: where they start (1-based, counted in the
+    line's bytes as the file holds them), what they are, and the encoding they were read in (a Python codec
+    name, as :attr:`GedcomReader.codec`).
+
+    >>> str(Undecodable(9, "byte 0xe9", "utf-8"))
+    'byte 0xe9 at position 9 is not valid utf-8'
+    """
+
+    position: int
+    what: str
+    codec: str
+
+    def __str__(self) -> str:
+        return f"{self.what} at position {self.position} is not valid {self.codec}"
+
+
+def _bytes_shown(data: bytes) -> str:
+    """Bytes named in a message.
+
+    >>> _bytes_shown(b"\\xe9"), _bytes_shown(b"\\xe2\\x82")
+    ('byte 0xe9', 'byte sequence 0xe2 0x82')
+    """
+    if len(data) == 1:
+        return f"byte {data[0]:#04x}"
+    return "byte sequence " + " ".join(f"{b:#04x}" for b in data)
+
+
 class Dialect(NamedTuple):
     """How a file's lines are to be understood: shared by all of a file's records.
 
@@ -122,14 +152,58 @@ class Dialect(NamedTuple):
         return self.version is not None and self.version.strip().startswith("7")
 
     def decode(self, data: bytes) -> str:
-        """Decode bytes of the view encoding (undecodable bytes become U+FFFD; the raw bytes are kept).
+        """Decode bytes of the view encoding (undecodable bytes become U+FFFD, see :meth:`decode_checked`;
+        the raw bytes are kept).
 
         >>> Dialect().decode(b"caf\\xc3\\xa9")
         'café'
         """
         if data.isascii():  # every codec pidkit reads with agrees on ASCII (and the ANSEL one is slow)
             return data.decode("ascii")
-        return data.decode(self.view_codec, "replace")
+        return self.decode_checked(data)[0]
+
+    def decode_checked(self, data: bytes, start: int = 0) -> tuple[str, tuple[Undecodable, ...]]:
+        """Decode ``data[start:]`` (``data``: view bytes of a line, from its start), and name every piece
+        the file's encoding cannot read, each replaced by one U+FFFD: bytes the codec rejects, or in a
+        UTF-16 file an unpaired surrogate (a code unit).  Positions count the line's bytes as the file holds
+        them, so they are right for UTF-16 files too.
+
+        >>> Dialect().decode_checked(b"1 NAME J\\xe9r", 7)
+        ('J\ufffdr', (Undecodable(position=9, what='byte 0xe9', codec='utf-8'),))
+        >>> utf16 = Dialect("utf-16-le", "utf-8")
+        >>> utf16.decode_checked("1 NAME J\\ud800r".encode("utf-8", "surrogatepass"), 7)[1]
+        (Undecodable(position=17, what='code unit 0xd800 (an unpaired surrogate)', codec='utf-16-le'),)
+        """
+        part = data[start:] if start else data
+        if part.isascii():
+            return part.decode("ascii"), ()
+        if self.view_codec != self.codec:
+            return self._decode_transcoded(data, start)
+        try:
+            return part.decode(self.view_codec), ()
+        except UnicodeDecodeError:
+            pass
+        text, spans = decode_replacing(part, self.view_codec)
+        found = tuple(Undecodable(start + a + 1, _bytes_shown(part[a:b]), self.codec) for a, b in spans)
+        return text, found
+
+    def _decode_transcoded(self, data: bytes, start: int) -> tuple[str, tuple[Undecodable, ...]]:
+        """:meth:`decode_checked` for a UTF-16 file, whose view is UTF-8 with its unpaired surrogates kept
+        (``surrogatepass``)."""
+        text = data[start:].decode(self.view_codec, "surrogatepass")
+        if SURROGATE.search(text) is None:
+            return text, ()
+        codec = self.codec
+        at = len(data[:start].decode(self.view_codec, "surrogatepass").encode(codec, "surrogatepass"))
+        found = []
+        done = 0
+        for m in SURROGATE.finditer(text):
+            at += len(text[done : m.start()].encode(codec, "surrogatepass"))
+            unit = f"code unit {ord(m.group()):#06x} (an unpaired surrogate)"
+            found.append(Undecodable(at + 1, unit, codec))
+            at += len(m.group().encode(codec, "surrogatepass"))
+            done = m.end()
+        return SURROGATE.sub("\ufffd", text), tuple(found)
 
 
 class GedcomLine(NamedTuple):
@@ -163,6 +237,21 @@ class GedcomLine(NamedTuple):
         'Jo /Doe/'
         """
         return None if self.payload is None else dialect.decode(self.payload)
+
+    def checked_value(
+        self,
+        dialect: Dialect = Dialect(),  # noqa: B008 - immutable default
+    ) -> tuple[str | None, tuple[Undecodable, ...]]:
+        """:meth:`value`, and the bytes of it that the file's encoding cannot read (there it holds U+FFFD),
+        as :meth:`Dialect.decode_checked` names them: by position in the line.
+
+        >>> parse_line(b"1 NAME J\\xe9r\\n", 6).checked_value()
+        ('J\ufffdr', (Undecodable(position=9, what='byte 0xe9', codec='utf-8'),))
+        """
+        if self.payload is None:
+            return None, ()
+        end = len(self.data) - len(self.eol)
+        return dialect.decode_checked(self.data[:end], end - len(self.payload))
 
 
 def parse_line(data: bytes, number: int = 1) -> GedcomLine:
@@ -776,9 +865,11 @@ class GedcomReader:
                 at = buf.find(needle, at + 1, end)
 
     def _check_decoding(self, buf: bytes, first_number: int) -> None:
-        codec = self.dialect.view_codec
+        """Warn about each line of ``buf`` that the file's encoding cannot read, naming the first piece
+        (:meth:`Dialect.decode_checked`); the reader keeps its bytes."""
+        dialect = self.dialect
         try:
-            buf.decode(codec)
+            buf.decode(dialect.view_codec)  # fails on a UTF-16 file's unpaired surrogates too
         except UnicodeDecodeError:
             pass
         else:
@@ -786,15 +877,9 @@ class GedcomReader:
         for offset, data in enumerate(buf.splitlines(keepends=True)):
             if data.isascii():
                 continue
-            try:
-                data.decode(codec)
-            except UnicodeDecodeError as exc:
-                self._warn(
-                    first_number + offset,
-                    "decode",
-                    f"byte {data[exc.start]:#04x} at position {exc.start + 1} is not valid {codec} "
-                    "(kept as is)",
-                )
+            found = dialect.decode_checked(data)[1]
+            if found:
+                self._warn(first_number + offset, "decode", f"{found[0]} (kept as is)")
 
     def _slow_line(self, data: bytes, number: int) -> GedcomLine:
         """Parse a line the fast check did not accept, warning about everything odd in it."""
@@ -878,11 +963,22 @@ class ReadWarnings:
     warning_counts: Counter[str] = field(default_factory=Counter)
     warnings_omitted: Counter[str] = field(default_factory=Counter)
 
-    def take_warnings(self, reader: GedcomReader) -> None:
-        """Keep the warnings ``reader`` has given so far."""
-        self.warning_counts = Counter(reader.warning_counts)
-        self.warnings = [str(w) for w in reader.warnings]
-        self.warnings_omitted = reader.warnings_omitted
+    def take_warnings(self, reader: GedcomReader, *, leave_out: Collection[str] = ()) -> None:
+        """Keep the warnings ``reader`` has given so far, but those of the kinds ``leave_out`` (what the
+        report says otherwise).
+
+        >>> r = read_bytes(b"0 HEAD\\n\\n1 NOTE \\xff\\n0 TRLR\\n")
+        >>> _ = list(r)
+        >>> report = ReadWarnings()
+        >>> report.take_warnings(r, leave_out={"decode"})
+        >>> report.warnings, dict(report.warning_counts)
+        (['line 2: blank line'], {'blank-line': 1})
+        """
+        self.warning_counts = Counter({k: n for k, n in reader.warning_counts.items() if k not in leave_out})
+        self.warnings = [str(w) for w in reader.warnings if w.kind not in leave_out]
+        self.warnings_omitted = Counter(
+            {k: n for k, n in reader.warnings_omitted.items() if k not in leave_out}
+        )
 
     def warnings_json(self) -> dict[str, Any]:
         """The warnings as the reports' ``--json`` lists them."""

@@ -48,7 +48,20 @@ def write_stream(fh: IO[bytes], bom: bytes, records: Iterable[Record]) -> None:
 
 def write_records(
     path: str | os.PathLike[str], bom: bytes, records: Iterable[Record], *, backup: bool = False
-) -> None:
-    """Write ``bom`` and every line of ``records`` (their raw bytes) to ``path`` atomically."""
-    with AtomicWriter(path, backup=backup) as fh:
+) -> str | None:
+    """Write ``bom`` and every line of ``records`` (their raw bytes) to ``path`` atomically; with ``backup``
+    the old file is first copied to the first free name of ``FILE.bak``, ``FILE.bak.1`` …, which is
+    returned (``None``: no backup kept).
+
+    >>> import os, tempfile
+    >>> from pidkit.gedcom.reader import read_bytes
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = os.path.join(d, "tree.ged")
+    ...     kept = [write_records(out, b"", read_bytes(b"0 HEAD\\n0 TRLR\\n"), backup=True) for _ in "abc"]
+    ...     [k and os.path.basename(k) for k in kept]
+    [None, 'tree.ged.bak', 'tree.ged.bak.1']
+    """
+    writer = AtomicWriter(path, backup=backup)
+    with writer as fh:
         write_stream(fh, bom, records)
+    return writer.backup_name
