@@ -126,3 +126,15 @@ def test_restore_of_a_row_the_store_could_not_read_back(
     assert f"{table}.{column} cannot be read back ({why}" in err and f"on line {changed}" in err, err
     with open_store(target) as s:
         assert s.list_naans() == [] and s.list_bindings() == []
+
+
+def test_registry_update_with_no_record_keeps_the_registry(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "registry.json"
+    source.write_text('{"data": []}')
+    target = tmp_path / "naans.json"
+    target.write_text("the registry in use")
+    monkeypatch.setenv("PIDKIT_REGISTRY", str(target))
+    assert main(["registry", "update", str(source)]) == 1
+    assert "no NAAN record in it: the registry in use is kept" in capsys.readouterr().err
+    assert target.read_text() == "the registry in use"

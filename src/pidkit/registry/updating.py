@@ -27,11 +27,14 @@ def update(source: str | os.PathLike[str], target: str | os.PathLike[str] | None
     """Replace the registry in use (or the file ``target``) with the one read from ``source`` (a file or
     an http(s) URL), after validating it whole; atomically.  Returns the new registry.
 
-    Nothing is written when reading or validating fails (:class:`~pidkit.registry.RegistryError`).
+    Nothing is written when reading or validating fails, or the new registry has no record at all
+    (:class:`~pidkit.registry.RegistryError`).
     """
     name = os.fspath(source)
     data = read_source(name)
     registry = parse(data, name)
+    if not len(registry):  # a registry without a record would leave every NAAN unknown
+        raise RegistryError("no NAAN record in it: the registry in use is kept", text=name)
     path = Path(target) if target is not None else active_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
