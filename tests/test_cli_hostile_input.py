@@ -138,3 +138,14 @@ def test_registry_update_with_no_record_keeps_the_registry(tmp_path: Path, capsy
     assert main(["registry", "update", str(source)]) == 1
     assert "no NAAN record in it: the registry in use is kept" in capsys.readouterr().err
     assert target.read_text() == "the registry in use"
+
+
+def test_an_error_never_writes_a_control_character_raw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store path (here), an input or a stored text echoed in an error goes to a terminal escaped."""
+    db = f"sqlite:///{tmp_path / chr(27)}[2J{chr(7)}.db"
+    assert main(["naan", "list", "--db", db]) == 1
+    err = capsys.readouterr().err
+    assert "\\x1b[2J\\x07.db" in err and "\x1b" not in err and "\x07" not in err
+    assert err.count("\n") == 1

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from ..atomic import STDIO
 from ..errors import OutputError, PidkitError
@@ -36,10 +37,24 @@ class CliError(Exception):
         self.code = code
 
 
+#: What a message must not write to a terminal raw: C0 and C1 controls (an escape sequence clears the
+#: screen, moves the cursor, retitles the window …) but the tab; line breaks are joined before.
+_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def one_line(message: str) -> str:
+    r"""``message`` as one line a terminal shows as it is: its lines joined by a space, every control
+    character written as an escape (``\x1b``) — messages echo input, stored text and file names.
+
+    >>> one_line("no store at /tmp/\x1b[2J.db\nsecond line")
+    'no store at /tmp/\\x1b[2J.db second line'
+    """
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", " ".join(message.splitlines()))
+
+
 def error_line(message: str) -> None:
-    """Write ``pidkit: error: MESSAGE`` to stderr as one line."""
-    one_line = " ".join(message.splitlines())
-    sys.stderr.write(f"pidkit: error: {one_line}\n")
+    """Write ``pidkit: error: MESSAGE`` to stderr as one line (:func:`one_line`)."""
+    sys.stderr.write(f"pidkit: error: {one_line(message)}\n")
     sys.stderr.flush()
 
 

@@ -22,7 +22,7 @@ from ..llid import resource_id, resource_ids_from_versa, versa_schema
 from ..record_key import KeyType
 from ..tid import TidClock
 from ..xarkid import XarkId
-from ._common import EXIT_INVALID, EXIT_OK, CliError, Subparsers, error_line, iter_inputs
+from ._common import EXIT_INVALID, EXIT_OK, CliError, Subparsers, error_line, iter_inputs, one_line
 
 #: Ids generated per write in ``pidkit new -n N`` (bounded memory, few system calls).
 CHUNK = 65536
@@ -215,9 +215,9 @@ def cmd_llid(args: argparse.Namespace) -> int:
 
 
 def _warning_line(message: str) -> None:
-    """Write ``pidkit: warning: MESSAGE`` to stderr as one line (the result is still printed)."""
-    one_line = " ".join(message.splitlines())
-    sys.stderr.write(f"pidkit: warning: {one_line}\n")
+    """Write ``pidkit: warning: MESSAGE`` to stderr as one line (:func:`one_line`; the result is still
+    printed)."""
+    sys.stderr.write(f"pidkit: warning: {one_line(message)}\n")
     sys.stderr.flush()
 
 
