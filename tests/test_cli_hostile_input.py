@@ -149,3 +149,22 @@ def test_an_error_never_writes_a_control_character_raw(
     err = capsys.readouterr().err
     assert "\\x1b[2J\\x07.db" in err and "\x1b" not in err and "\x07" not in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("output", "words"), [
+    ("nodir/x.jsonl", "cannot write: No such file or directory in '"),
+    ("", "an empty path is no file to write in ''"),
+])  # fmt: skip
+def test_an_output_that_cannot_be_written_is_named(
+    output: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not the temp file beside it (``.x.jsonl.pidkit-…tmp``), nor the parent directory."""
+    monkeypatch.chdir(tmp_path)
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    assert main(["init", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["export", "-o", output, "--db", db]) == 1
+    err = capsys.readouterr().err
+    assert words in err and ".tmp" not in err, err
+    assert err.rstrip().endswith(f"{output}'")

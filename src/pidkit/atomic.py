@@ -228,6 +228,8 @@ def open_output(
     ['x']
     """
     name = os.fspath(path)
+    if not name:
+        raise OutputError("an empty path is no file to write", text=name)
     fd = 1 if name == STDIO else _fd_of(name)
     if fd is None:
         try:
@@ -347,7 +349,10 @@ class AtomicWriter:
         directory = os.path.dirname(os.path.abspath(self.path))
         prefix = temp_prefix(self.path)
         _remove_stale(directory, prefix)
-        fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", suffix=".tmp", dir=directory)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", suffix=".tmp", dir=directory)
+        except OSError as exc:  # named by the output's path, not by the temp file's
+            raise OutputError(f"cannot write: {exc.strerror}", text=self.path) from None
         self._tmp = tmp
         if self.text:
             self._fh = os.fdopen(fd, "w", encoding=self.encoding, newline=self.newline)
@@ -378,6 +383,8 @@ class AtomicWriter:
                 os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, self.path)
             tmp = None
+        except OSError as error:  # a full disk at the flush, say: the output named, its old file kept
+            raise OutputError(f"cannot write: {error.strerror or error}", text=self.path) from None
         finally:
             if tmp is not None:
                 with contextlib.suppress(OSError):
