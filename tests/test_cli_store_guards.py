@@ -82,7 +82,7 @@ def test_a_line_not_utf8_is_named(
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
     if command == "import":
-        assert "not UTF-8: byte 0xe9 at column 22 on line 2" in err
+        assert f"not UTF-8: byte 0xe9, the line's byte 22, in '{source}' on line 2" in err
         assert _state(store_file) == before  # all or nothing
     else:  # a restore reads the header first: line 1 is not a dump's
         assert "on line 1" in err
@@ -106,6 +106,6 @@ def test_a_dump_with_a_line_not_utf8_restores_nothing(store_file: Path, tmp_path
     dump.write_bytes(b"".join(lines))
     target = tmp_path / "r.db"
     assert main(["restore", str(dump), "--db", f"sqlite:///{target}"]) == 1
-    assert "not UTF-8: byte 0xff at column" in capsys.readouterr().err
+    assert "not UTF-8: byte 0xff, the line's byte" in capsys.readouterr().err
     with open_store(f"sqlite:///{target}", create=False) as s:
         assert s.list_naans() == [] and s.list_bindings() == []

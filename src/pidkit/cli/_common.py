@@ -100,8 +100,8 @@ def utf8_lines(path: str) -> Iterator[Iterator[str]]:
     ...         try:
     ...             next(lines)
     ...         except PidkitError as exc:
-    ...             print(repr(first), exc)
-    '{"a": 1}\r\n' not UTF-8: byte 0xff at column 8 on line 2
+    ...             print(repr(first), exc)  # doctest: +ELLIPSIS
+    '{"a": 1}\r\n' not UTF-8: byte 0xff, the line's byte 8, in '...' on line 2
     """
     fp = sys.stdin.buffer if path == STDIO else open(path, "rb")  # noqa: SIM115 (closed below)
 
@@ -111,8 +111,8 @@ def utf8_lines(path: str) -> Iterator[Iterator[str]]:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 byte = raw[exc.start]
-                raise PidkitError(f"not UTF-8: byte 0x{byte:02x} at column {exc.start + 1}",
-                                  line=number) from None  # fmt: skip
+                raise PidkitError(f"not UTF-8: byte 0x{byte:02x}, the line's byte {exc.start + 1},",
+                                  text=path, line=number) from None  # fmt: skip
 
     try:
         yield lines()
@@ -129,7 +129,7 @@ def refuse_store_files(output: str, store: Store) -> None:
     >>> from pidkit.store import open_store
     >>> import tempfile, os
     >>> with tempfile.TemporaryDirectory() as d, open_store(f"sqlite:///{d}/p.db") as s:
-    ...     refuse_store_files(os.path.join(d, "p.db"), s)
+    ...     refuse_store_files(os.path.join(d, "p.db"), s)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     pidkit.errors.OutputError: is the store's own file: writing there would replace the store in '...p.db'

@@ -30,7 +30,7 @@ from ..gedcom.migrate import MigrateReport, index_file, migrate
 from ..gedcom.reader import MAX_LINE_BYTES, GedcomReader
 from ..gedcom.tags import DEFAULT_RECORD_TYPES
 from ..gedcom.writer import write_stream
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, CliError, Subparsers
+from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, CliError, Subparsers, one_line
 
 #: Show a progress bar for files at least this large (bytes), when stderr is a terminal.
 PROGRESS_MIN_BYTES = 8 << 20
@@ -209,7 +209,7 @@ def _print(report: _Report, as_json: bool, out: TextIO | None = None, *, backup:
         out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         return
     if backup is not None:
-        sys.stderr.write(f"pidkit: backup (the file before this run) kept as {backup}\n")
+        sys.stderr.write(f"pidkit: backup (the file before this run) kept as {one_line(backup)}\n")
     if isinstance(report, AuditReport):
         text = audit_text(report)
     elif isinstance(report, AddReport):

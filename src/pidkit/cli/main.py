@@ -105,6 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = f" {exc.filename!r}" if exc.filename else ""
         error_line(f"cannot access{name}: {exc.strerror or exc}")
         return EXIT_INVALID
+    except UnicodeDecodeError as exc:  # standard input read as text, strictly (the locale says how)
+        error_line(f"input is not {exc.encoding} text: byte 0x{exc.object[exc.start]:02x}")
+        return EXIT_INVALID
     except Exception as exc:
         if not _is_database_error(exc):
             raise

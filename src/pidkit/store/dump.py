@@ -22,7 +22,6 @@ restored from it never mints an id the source minted.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import operator
 import re
@@ -35,7 +34,7 @@ from ..ark.noid import Template
 from ..errors import PidkitError, StoreError
 from .changes import extra_from_text
 from .records import check_text
-from .rows import TABLES, Table, time_from_stored
+from .rows import TABLES, Table, is_stored_time
 
 __all__ = [
     "FORMAT",
@@ -179,41 +178,61 @@ than this store's 14: restore it with that pidkit, or a newer one on line 1
 _MAY_HOLD_UNSTORABLE: Final = re.compile(r"[\x00\ud800-\udfff]|\\u(?:0000|[dD][89a-fA-F])")
 
 
-def _utc_time(value: str) -> object:
-    """A stored time as the store reads it (:func:`~pidkit.store.rows.time_from_stored`), in UTC."""
-    when = time_from_stored(value)
-    if value[-1:] != "Z" and when is not None and when.utcoffset() not in (None, _ZERO):
-        raise StoreError("not a UTC time")
-    return when
+def _time(value: str) -> object:
+    """A stored time: exactly :func:`~pidkit.store.rows.stored_time`'s form (the store compares and
+    sorts times as text).
+
+    >>> _time("2024-05-01T12:00:00Z")
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: not a time as the store keeps it (YYYY-MM-DDTHH:MM:SS.ffffffZ)
+    """
+    if not is_stored_time(value):
+        raise StoreError("not a time as the store keeps it (YYYY-MM-DDTHH:MM:SS.ffffffZ)")
+    return value
 
 
-_ZERO: Final = _dt.timedelta(0)
+def _fields(value: str) -> object:
+    """A history row's ``before`` / ``after``: a JSON object (what :func:`history_from_row` reads).
 
-
-def _json(value: str) -> object:
-    return json.loads(value)
+    >>> _fields('[1]')
+    Traceback (most recent call last):
+    ...
+    pidkit.errors.StoreError: not a JSON object
+    """
+    fields = json.loads(value)
+    if not isinstance(fields, dict):
+        raise StoreError("not a JSON object")
+    return fields
 
 
 def _extra(value: str) -> object:
+    """A binding's ``extra`` as :func:`~pidkit.store.changes.extra_from_text` reads it.
+
+    >>> _extra("{}"), _extra('{"a":"1"}')
+    ((), (('a', '1'),))
+    """
     return () if value == "{}" else extra_from_text(value)  # "{}": none, most bindings
 
 
 #: The columns whose text has a form, by table, and how the store reads each back: times, the JSON of
 #: the extra elements and of the history's fields, a minter's template.  (Other text is any text.)
 _FORMS: Final[Mapping[str, Mapping[str, Callable[[str], object]]]] = {
-    "naans": {"created": _utc_time},
-    "shoulders": {"created": _utc_time},
-    "minters": {"template": Template.parse, "created": _utc_time},
-    "minted": {"minted_at": _utc_time},
-    "holds": {"created": _utc_time},
-    "bindings": {"tombstoned_at": _utc_time, "created": _utc_time, "updated": _utc_time,
+    "naans": {"created": _time},
+    "shoulders": {"created": _time},
+    "minters": {"template": Template.parse, "created": _time},
+    "minted": {"minted_at": _time},
+    "holds": {"created": _time},
+    "bindings": {"tombstoned_at": _time, "created": _time, "updated": _time,
                  "extra": _extra},
-    "api_keys": {"created": _utc_time, "revoked_at": _utc_time},
-    "overrides": {"at": _utc_time},
-    "history": {"at": _utc_time, "before": _json, "after": _json},
-    "users": {"created": _utc_time, "disabled_at": _utc_time},
+    "api_keys": {"created": _time, "revoked_at": _time},
+    "overrides": {"at": _time},
+    "history": {"at": _time, "before": _fields, "after": _fields},
+    "users": {"created": _time, "disabled_at": _time},
 }  # fmt: skip
 
+#: The integer columns that hold a yes or no (``bindings.passthrough``, ``users.admin``).
+_FLAGS: Final = {"passthrough": (0, 1), "admin": (0, 1)}
 #: The range of a column holding an integer: SQLite's INTEGER, PostgreSQL's bigint.
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
@@ -325,8 +344,10 @@ def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, t
         _check_types(shape, values, number)
         shape.right_types.add(types)
     for i, column in shape.integers:  # what both backends store (a larger one failed the restore there)
-        if values[i] is not None and not _INT64_MIN <= values[i] <= _INT64_MAX:
-            raise StoreError(f"{table.name}.{column} is out of range (a 64-bit integer)", line=number)
+        low, high = _FLAGS.get(column, (_INT64_MIN, _INT64_MAX))
+        if values[i] is not None and not low <= values[i] <= high:
+            kind = "0 or 1" if column in _FLAGS else "a 64-bit integer"
+            raise StoreError(f"{table.name}.{column} is out of range ({kind})", line=number)
     if _may_hold_unstorable(line):
         for (column, _, _), value in zip(shape.checks, values, strict=True):
             if type(value) is str:
@@ -338,7 +359,7 @@ def parse_row(line: str, number: int, schema: int | None = None) -> tuple[str, t
         if values[i] is not None:
             try:
                 read(values[i])
-            except (PidkitError, ValueError) as exc:  # (json.JSONDecodeError is a ValueError)
+            except (PidkitError, ValueError, RecursionError) as exc:  # (a JSONDecodeError is a ValueError)
                 why = exc.message if isinstance(exc, PidkitError) else type(exc).__name__
                 raise StoreError(f"{table.name}.{column} cannot be read back ({why})", text=values[i],
                                  line=number) from None  # fmt: skip

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -140,6 +141,28 @@ def stored_time(when: _dt.datetime | None) -> str | None:
     '2024-05-01T12:00:00.000000Z'
     """
     return None if when is None else iso_z(when)
+
+
+def is_stored_time(value: str) -> bool:
+    """Whether ``value`` is a time exactly as :func:`stored_time` writes it — the form the store compares
+    and sorts as text (a restore refuses any other spelling, even of the same instant).
+
+    >>> is_stored_time("2024-05-01T12:00:00.000000Z"), is_stored_time("2024-05-01T12:00:00Z")
+    (True, False)
+    >>> is_stored_time("2024-13-01T12:00:00.000000Z"), is_stored_time("2024-05-01T12:00:00.000000")
+    (False, False)
+    """
+    if _STORED_TIME.fullmatch(value) is None:
+        return False
+    try:
+        _dt.datetime.fromisoformat(value)
+    except ValueError:  # a month 13, a February 30
+        return False
+    return True
+
+
+#: :func:`stored_time`'s form (``fromisoformat`` also reads other spellings of an instant).
+_STORED_TIME: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
 
 def time_from_stored(value: str | None) -> _dt.datetime | None:

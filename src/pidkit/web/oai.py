@@ -63,7 +63,7 @@ from ..errors import PidkitError
 from ..settings import DEFAULT_OAI_ADMIN_EMAIL
 from ..store import Binding, Naan, Store, WritesInFlightError, check_text
 from ..store.keys import ark_key
-from ..store.rows import parse_recorded_position, stored_time, time_from_stored
+from ..store.rows import is_stored_time, parse_recorded_position, stored_time
 from .errors import RETRY_AFTER
 from .stores import settings_of, store_of
 
@@ -281,7 +281,7 @@ class Token:
         if self.set_spec is not None and not _SET_SPEC.fullmatch(self.set_spec):
             raise ValueError("not a setSpec")
         for stamp in (self.since, self.until):
-            if stamp is not None and stored_time(time_from_stored(stamp)) != stamp:
+            if stamp is not None and not is_stored_time(stamp):
                 raise ValueError("not a stored time")
         if self.after is not None:
             try:
