@@ -589,3 +589,23 @@ def test_migrate_strict_refuses_undecodable_bytes_naming_file_line_and_byte(
     else:
         name_line = data.split(b"\n")[5] + b"\n"
     assert name_line in out.read_bytes()
+
+
+def test_migrate_strict_refuses_an_undecodable_byte_in_an_xref(tmp_path: Path) -> None:
+    # issue: `0 @I\xe91@ INDI` was written as `0 @X1@ INDI` with neither loss nor warning, --strict exit 0
+    src = tmp_path / "x.ged"
+    src.write_bytes(_HEAD_CHAR + b"UTF-8\n0 @I\xe91@ INDI\n1 NAME J\n0 TRLR\n")
+    out = tmp_path / "x7.ged"
+    said = (
+        "byte 0xe9 at position 5 is not valid utf-8: in cross-reference identifier @I\ufffd1@, "
+        "renamed in the GEDCOM 7 output"
+    )
+    strict = _run("migrate", "--strict", src, "-o", out)
+    assert strict.returncode == 1
+    assert strict.stderr == f"pidkit: error: {src}: {said} (--strict) on line 5\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.ged"]
+    lenient = _run("migrate", src, "-o", out, "--json")
+    assert lenient.returncode == 0, lenient.stderr
+    report = json.loads(lenient.stdout)
+    assert report["losses"] == [f"line 5: {said}"] and report["loss_counts"] == {"decode": 1}
+    assert out.read_bytes().split(b"\n")[3] == b"0 @X1@ INDI"

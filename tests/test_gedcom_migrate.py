@@ -729,3 +729,106 @@ def test_undecodable_bytes_of_a_cont_line_are_losses_too() -> None:
     report, out = migrate_bytes(data_7, strict=True)
     assert out == data_7.replace(b"_UID", b"UID")
     assert report.warnings == ["line 5: byte 0xff at position 9 is not valid utf-8 (kept as is)"]
+
+
+_XREF_DECODE = " renamed in the GEDCOM 7 output"
+_POINTER_DECODE = " renamed as its record (or @VOID@) in the GEDCOM 7 output"
+
+_UNDECODABLE_XREFS = {
+    # name: (input, the lines written after HEAD, the losses)
+    "xref and its pointer": (
+        _head(b"UTF-8") + b"0 @I\xe91@ INDI\n1 NAME J\n0 @F1@ FAM\n1 HUSB @I\xe91@\n0 TRLR\n",
+        ["0 @X1@ INDI", "1 NAME J", "0 @F1@ FAM", "1 HUSB @X1@", "0 TRLR"],
+        [
+            "line 5: byte 0xe9 at position 5 is not valid utf-8: in cross-reference identifier @I\ufffd1@,"
+            + _XREF_DECODE,
+            "line 8: byte 0xe9 at position 10 is not valid utf-8: in pointer @I\ufffd1@," + _POINTER_DECODE,
+        ],
+    ),
+    "two xrefs one U+FFFD apart stay two": (
+        _head(b"UTF-8")
+        + b"0 @I\xe9@ INDI\n0 @I\xe8@ INDI\n0 @F1@ FAM\n1 HUSB @I\xe8@\n1 WIFE @I\xe9@\n0 TRLR\n",
+        ["0 @X1@ INDI", "0 @X2@ INDI", "0 @F1@ FAM", "1 HUSB @X2@", "1 WIFE @X1@", "0 TRLR"],
+        [
+            "line 5: byte 0xe9 at position 5 is not valid utf-8: in cross-reference identifier @I\ufffd@,"
+            + _XREF_DECODE,
+            "line 6: byte 0xe8 at position 5 is not valid utf-8: in cross-reference identifier @I\ufffd@,"
+            + _XREF_DECODE,
+            "line 8: byte 0xe8 at position 10 is not valid utf-8: in pointer @I\ufffd@," + _POINTER_DECODE,
+            "line 9: byte 0xe9 at position 10 is not valid utf-8: in pointer @I\ufffd@," + _POINTER_DECODE,
+        ],
+    ),
+    "a pointer to no record": (
+        _head(b"ASCII") + b"0 @I1@ INDI\n1 FAMS @F\xe9@\n0 TRLR\n",
+        ["0 @I1@ INDI", "1 FAMS @VOID@", "0 TRLR"],
+        [
+            "line 6: byte 0xe9 at position 10 is not valid ascii: in pointer @F\ufffd@," + _POINTER_DECODE,
+            "line 6: FAMS @F\ufffd@ points to no record: @VOID@",
+        ],
+    ),
+    "a substructure's xref": (
+        _head(b"UTF-8") + b"0 @I1@ INDI\n1 @N\xe9@ NAME J\n0 TRLR\n",
+        ["0 @I1@ INDI", "1 @X1@ NAME J", "0 TRLR"],
+        [
+            "line 6: byte 0xe9 at position 5 is not valid utf-8: in cross-reference identifier @N\ufffd@,"
+            + _XREF_DECODE
+        ],
+    ),
+    "a line that is not GEDCOM": (
+        _head(b"UTF-8") + b"0 @I1@ INDI\nJ\xe9r\n0 TRLR\n",
+        ["0 @I1@ INDI", "0 TRLR"],
+        [
+            "line 6: byte 0xe9 at position 2 is not valid utf-8: dropped with its line (not a GEDCOM line)",
+            "line 6: not a GEDCOM line, dropped: 'J\ufffdr'",
+        ],
+    ),
+    "UTF-16: an unpaired surrogate in an xref": (
+        _utf16("0 HEAD\n1 GEDC\n2 VERS 5.5.1\n1 CHAR UNICODE\n0 @I\ud800@ INDI\n0 @F1@ FAM\n")
+        + _utf16("1 HUSB @I\ud800@\n0 TRLR\n")[2:],
+        ["0 @X1@ INDI", "0 @F1@ FAM", "1 HUSB @X1@", "0 TRLR"],
+        [
+            "line 5: code unit 0xd800 (an unpaired surrogate) at position 9 is not valid utf-16-le:"
+            " in cross-reference identifier @I\ufffd@," + _XREF_DECODE,
+            "line 7: code unit 0xd800 (an unpaired surrogate) at position 19 is not valid utf-16-le:"
+            " in pointer @I\ufffd@," + _POINTER_DECODE,
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", _UNDECODABLE_XREFS, ids=list(_UNDECODABLE_XREFS))
+def test_undecodable_bytes_outside_values_are_losses_and_strict_refuses_them(case: str) -> None:
+    # issue: a bad byte in an xref or a pointer was renamed or dropped with neither loss nor warning
+    # ("kept as is" left out of the report), and --strict exited 0
+    data, written, losses = _UNDECODABLE_XREFS[case]
+    for quick in (True, False):
+        index = index_file(GedcomReader(io.BytesIO(data)))
+        report, records = migrate(GedcomReader(io.BytesIO(data)), index, quick=quick)
+        out = report.bom + b"".join(rec.raw for rec in records)
+        assert out.decode("utf-8-sig").split("\n")[3:-1] == written  # valid UTF-8
+        assert report.losses == losses
+        assert "decode" not in report.warning_counts
+    first = losses[0].split(": ", 1)[1]
+    line = losses[0].split(":")[0].removeprefix("line ")
+    with pytest.raises(GedcomError) as raised:
+        migrate_bytes(data, strict=True)
+    assert str(raised.value) == f"{first} (--strict) on line {line}"
+
+
+@pytest.mark.parametrize("char", [b"UTF-8", b"ANSI"])
+def test_xrefs_and_pointers_are_read_alike_in_the_files_encoding(char: bytes) -> None:
+    # issue: the index read xrefs as Latin-1, pointers in the file's encoding: the quick way wrote @Fé@
+    # (not a 7.0 xref), the general way @X1@, and in both the pointer to it became @VOID@ (@Fé@ alike)
+    codec = "utf-8" if char == b"UTF-8" else "cp1252"  # CP1252 0x80 is "€", Latin-1 a control character
+    data = _head(char) + "0 @I1@ INDI\n1 FAMS @F€@\n0 @F€@ FAM\n1 HUSB @I1@\n0 TRLR\n".encode(codec)
+    quick, general = _both_ways(data)
+    assert quick == general
+    assert quick[0].decode("utf-8").split("\n")[3:-1] == [
+        "0 @I1@ INDI",
+        "1 FAMS @X1@",
+        "0 @X1@ FAM",
+        "1 HUSB @I1@",
+        "0 TRLR",
+    ]
+    report = migrate_bytes(data, strict=True)[0]
+    assert report.losses == [] and report.xrefs_renamed == 1

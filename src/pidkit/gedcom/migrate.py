@@ -12,13 +12,16 @@ of structures and converted structure by structure.  What it does, each rule cit
   blanks) with the input's line ending; ``CONC`` joined (7.0 has only ``CONT``); ``@`` unescaped as 5.5.1
   writes it (``@@`` → ``@``) and a leading ``@`` doubled as 7.0 requires; banned characters removed.
   Bytes the input's encoding cannot read (and a UTF-16 file's unpaired surrogates) cannot be written in
-  UTF-8: each becomes U+FFFD, a loss naming the line, the byte and the encoding read (the reader's
-  "kept as is" warnings about them are left out of the report: they hold for the input, not the output).
+  UTF-8: wherever they stand in a line, each is a loss naming the line, the byte and the encoding read (in
+  a value it becomes U+FFFD; a cross-reference identifier or pointer holding it is renamed) — the reader's
+  "kept as is" warnings about them are left out of the report: they hold for the input, not the output.
 * **Header** (gedcom-3 ``HEADER``): ``GEDC.VERS 7.0`` first, ``SCHMA`` with a ``TAG`` for each extension
   tag in use whose URI pidkit knows (:data:`~pidkit.gedcom.tags.KNOWN_EXTENSIONS`); ``CHAR``,
   ``GEDC.FORM`` (no longer needed), ``FILE`` and ``SUBN`` (gone in 7.0, reported) removed.
-* **Cross-reference identifiers** (gedcom-1 ``Xref``): one that is not 7.0's (``@NoTe ref@``) gets a new
-  one (``@X1@``); a pointer to no record becomes ``@VOID@`` (reported).
+* **Cross-reference identifiers** (gedcom-1 ``Xref``): identifiers and pointers are read alike, in the
+  file's encoding (:meth:`~pidkit.gedcom.reader.Dialect.identifier`); one that is not 7.0's
+  (``@NoTe ref@``, ``@Fé@``) gets a new one (``@X1@``); a pointer to no record becomes ``@VOID@``
+  (reported).
 * **Records**: ``NOTE`` → ``SNOTE`` (and the pointers to them); ``SUBN`` removed (reported); an inline
   ``SOUR`` (text, no pointer) and an inline ``OBJE`` (no pointer) become new records right after the
   record that held them (gedcom-3: a citation and a multimedia link are pointers in 7.0).
@@ -64,7 +67,7 @@ import io
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -78,10 +81,11 @@ from .grammar import (
     LINES_TEXT,
     POINTER_5_TEXT,
     RECORD_XREF,
+    SURROGATE,
     XREF_7_TEXT,
     lenient_line_with_tag,
 )
-from .reader import Dialect, GedcomReader, ReadWarnings, Record, Undecodable, is_pointer, unescape_at
+from .reader import Dialect, GedcomLine, GedcomReader, ReadWarnings, Record, is_pointer, unescape_at
 from .sites import MAX_EXAMPLES, UidSite, is_rfc9562_text, parse_uid, uid_sites
 from .tags import (
     DEFAULT_RECORD_TYPES,
@@ -108,6 +112,28 @@ PHRASE_EXT: Final = ("_PHRASE", "https://gedcom.io/terms/v7/PHRASE")
 BOM_7: Final = b"\xef\xbb\xbf"
 
 VOID: Final = "@VOID@"
+
+
+def _shown(identifier: str) -> str:
+    """An identifier read by :meth:`~pidkit.gedcom.reader.Dialect.identifier` as a message shows it: each
+    piece the file's encoding cannot read as U+FFFD.
+
+    >>> _shown("@I\\udce91@")
+    '@I\ufffd1@'
+    """
+    return SURROGATE.sub("\ufffd", identifier)
+
+
+def _line_xref(line: GedcomLine, dialect: Dialect) -> str | None:
+    """A line's cross-reference identifier as :meth:`~pidkit.gedcom.reader.Dialect.identifier` reads it
+    (:attr:`~pidkit.gedcom.reader.GedcomLine.xref` holds its view bytes as Latin-1).
+
+    >>> from pidkit.gedcom.reader import parse_line
+    >>> _line_xref(parse_line(b"0 @F\\xc3\\xa9@ FAM\\n"), Dialect())
+    '@F\xe9@'
+    """
+    return None if line.xref is None else dialect.identifier(line.xref.encode("latin-1"))
+
 
 #: The records 7.0 no longer has (gedcom-3: the submission record was removed): dropped, reported.
 _REMOVED_RECORDS: Final = frozenset({"SUBN"})
@@ -191,7 +217,11 @@ def index_file(reader: GedcomReader) -> MigrateIndex:
     invalid: list[str] = []
     for rec in reader:
         head = RECORD_XREF.match(rec.data)
-        xref = (head.group(1).decode("latin-1") if head.group(1) else None) if head else rec.xref
+        if head is not None:
+            xref = rec.dialect.identifier(head.group(1)) if head.group(1) else None
+        else:
+            first = rec.head
+            xref = _line_xref(first, rec.dialect) if first is not None else None
         if xref is not None:
             index.xrefs.add(xref)
             if XREF_7_TEXT.fullmatch(xref) is None or xref == VOID:
@@ -304,11 +334,32 @@ class _Migration:
         if len(self.report.losses) < MAX_EXAMPLES:
             self.report.losses.append(f"line {line}: {message}")
 
-    def replaced(self, line: int, found: Sequence[Undecodable]) -> None:
-        """gedcom-1 "Characters": 7.0 is UTF-8, so bytes the input's encoding cannot read are written as
-        U+FFFD (:meth:`~pidkit.gedcom.reader.Dialect.decode_checked`): a loss each."""
+    def replaced(self, line: GedcomLine, dialect: Dialect) -> None:
+        """gedcom-1 "Characters": 7.0 is UTF-8, so no byte the input's encoding cannot read (nor a UTF-16
+        file's unpaired surrogate) is written as it is, wherever it stands in the line
+        (:meth:`~pidkit.gedcom.reader.Dialect.decode_checked` names each): a loss each.  In a line value
+        it becomes U+FFFD; a cross-reference identifier or a pointer holding it is renamed (the pointer as
+        its record, or ``@VOID@``); a line that is not GEDCOM is dropped."""
+        body = line.data[: len(line.data) - len(line.eol)]
+        if body.isascii():
+            return
+        start = len(body) if line.payload is None else len(body) - len(line.payload)
+        head = dialect.decode_checked(body[:start])[1]
+        if line.level is None:
+            for bad in head:
+                self.loss(line.number, "decode", f"{bad}: dropped with its line (not a GEDCOM line)")
+            return
+        for bad in head:  # level and tag are ASCII (grammar): the bytes are the xref's
+            shown = _shown(_line_xref(line, dialect) or "")
+            message = f"{bad}: in cross-reference identifier {shown}, renamed in the GEDCOM 7 output"
+            self.loss(line.number, "decode", message)
+        value, found = dialect.decode_checked(body, start) if start < len(body) else ("", ())
+        pointer = is_pointer(value, gedcom7=dialect.gedcom7) and POINTER_5_TEXT.fullmatch(value)
         for bad in found:
-            self.loss(line, "decode", f"{bad}: replaced by U+FFFD in the GEDCOM 7 output")
+            where = "replaced by U+FFFD"
+            if pointer:
+                where = f"in pointer {value}, renamed as its record (or @VOID@)"
+            self.loss(line.number, "decode", f"{bad}: {where} in the GEDCOM 7 output")
 
     # -- reading a record into a tree -----------------------------------------------------------------------
 
@@ -319,6 +370,7 @@ class _Migration:
         stack: list[tuple[int, _Node]] = []
         root: _Node | None = None
         for line in rec.lines:
+            self.replaced(line, dialect)  # every line, whatever becomes of it
             if line.level is None:
                 body = line.data[: len(line.data) - len(line.eol)]
                 if body.strip():
@@ -327,14 +379,13 @@ class _Migration:
                     )
                 continue
             tag = line.tag or ""
-            raw, undecodable = line.checked_value(dialect)
+            raw = line.value(dialect)
             if tag in ("CONT", "CONC") and stack and stack[-1][0] == line.level - 1:
                 node = stack[-1][1]
                 text = unescape_at(raw or "", gedcom7=gedcom7)
                 if node.pointer is not None:
                     self.loss(line.number, "conc-pointer", f"{tag} after a pointer, dropped: {text!r}")
                     continue
-                self.replaced(line.number, undecodable)
                 joined = ("\n" if tag == "CONT" else "") + self.clean(text, line.number)
                 node.value = (node.value or "") + joined
                 continue
@@ -350,11 +401,14 @@ class _Migration:
             value: str | None = None
             if raw is not None:
                 if is_pointer(raw, gedcom7=gedcom7) and POINTER_5_TEXT.fullmatch(raw):
-                    pointer = raw  # one with undecodable bytes points to no record: @VOID@, reported
+                    pointer = dialect.identifier(line.payload or b"")  # read as the xrefs (index_file)
                 else:
-                    self.replaced(line.number, undecodable)
                     value = self.clean(unescape_at(raw, gedcom7=gedcom7), line.number)
-            node = _Node(tag, value, pointer, line.number, line.xref)
+            xref = _line_xref(line, dialect)
+            if stack and xref is not None and (XREF_7_TEXT.fullmatch(xref) is None or xref == VOID):
+                xref = self.index.new_xref()  # a substructure's (index_file indexes records' only)
+                self.report.xrefs_renamed += 1
+            node = _Node(tag, value, pointer, line.number, xref)
             if stack:
                 stack[-1][1].children.append(node)
             else:
@@ -526,7 +580,8 @@ class _Migration:
         root = self.tree(rec)
         if root is None:
             return []
-        self.record_tag, self.record_xref, self.record_line = root.tag, root.xref, root.line
+        shown = _shown(root.xref) if root.xref is not None else None
+        self.record_tag, self.record_xref, self.record_line = root.tag, shown, root.line
         if root.tag == "HEAD":
             return [self.head(root)]
         if root.tag == "TRLR":
@@ -571,7 +626,7 @@ class _Migration:
             if child.tag in _HEAD_REPLACED or child.tag == "SCHMA":
                 continue
             if child.tag in _HEAD_REMOVED:
-                shown = child.pointer or child.value or ""
+                shown = _shown(child.pointer or "") or child.value or ""
                 self.loss(child.line, "removed", f"HEAD.{child.tag} {shown} (not in GEDCOM 7), dropped")
                 continue
             rest.children.append(child)
@@ -596,7 +651,7 @@ class _Migration:
         if new is not None:
             node.pointer = new
         elif pointer not in self.index.xrefs:
-            self.loss(node.line, "void", f"{node.tag} {pointer} points to no record: @VOID@")
+            self.loss(node.line, "void", f"{node.tag} {_shown(pointer)} points to no record: @VOID@")
             node.pointer = VOID
 
     # -- substructures --------------------------------------------------------------------------------------
@@ -963,7 +1018,7 @@ def migrate(
                 lines: list[str] = []
                 _lines(node, 0, lines)
                 text = eol.join(lines) + eol
-                yield Record(text.encode("utf-8", "surrogateescape"), node.line, out_dialect)
+                yield Record(text.encode("utf-8"), node.line, out_dialect)
         report.take_warnings(reader, leave_out={"decode"})  # each is a loss (_Migration.replaced)
 
     return report, records()

@@ -187,6 +187,23 @@ class Dialect(NamedTuple):
         found = tuple(Undecodable(start + a + 1, _bytes_shown(part[a:b]), self.codec) for a, b in spans)
         return text, found
 
+    def identifier(self, data: bytes) -> str:
+        """A cross-reference identifier or a pointer (view bytes, ``@`` included) as text, read as line
+        values are (in the file's encoding) but losslessly, so that an identifier reads the same wherever it
+        stands and two different ones never read the same: a byte the encoding cannot read becomes a lone
+        surrogate (``surrogateescape``), a UTF-16 file's unpaired surrogate stays one.
+
+        >>> Dialect().identifier(b"@F\\xc3\\xa9@"), Dialect().identifier(b"@I\\xe91@")
+        ('@Fé@', '@I\\udce91@')
+        >>> Dialect("cp1252", "cp1252").identifier(b"@F\\xe9@")
+        '@Fé@'
+        """
+        if data.isascii():
+            return data.decode("ascii")
+        if self.view_codec != self.codec:
+            return data.decode(self.view_codec, "surrogatepass")
+        return data.decode(self.view_codec, "surrogateescape")
+
     def _decode_transcoded(self, data: bytes, start: int) -> tuple[str, tuple[Undecodable, ...]]:
         """:meth:`decode_checked` for a UTF-16 file, whose view is UTF-8 with its unpaired surrogates kept
         (``surrogatepass``)."""
