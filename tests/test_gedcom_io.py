@@ -503,3 +503,13 @@ def test_the_line_grammar_is_written_once() -> None:
         if path.name != "grammar.py":
             assert "re.compile(" not in text, path.name
         assert "{8}-" not in text and "{12}" not in text, path.name
+
+
+def test_a_utf16_line_that_is_not_gedcom_is_shown_cut_between_characters() -> None:
+    """The warning shows the line's first 60 characters; cut as bytes of the UTF-8 view, a character of
+    three bytes was split and its decoding failed (a traceback, found by the stress suite's fuzzers)."""
+    text = "0 HEAD\r\n" + "x" + "\u0800" * 40 + "\r\n0 TRLR\r\n"  # byte 60 of the view: inside one
+    reader = read_bytes(b"\xff\xfe" + text.encode("utf-16-le"))
+    list(reader)
+    shown = [w for w in reader.warnings if w.kind == "not-gedcom"]
+    assert len(shown) == 1 and "\u0800" * 20 in shown[0].message and "\ufffd" not in shown[0].message

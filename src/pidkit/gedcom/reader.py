@@ -207,7 +207,13 @@ class Dialect(NamedTuple):
     def _decode_transcoded(self, data: bytes, start: int) -> tuple[str, tuple[Undecodable, ...]]:
         """:meth:`decode_checked` for a UTF-16 file, whose view is UTF-8 with its unpaired surrogates kept
         (``surrogatepass``)."""
-        text = data[start:].decode(self.view_codec, "surrogatepass")
+        try:
+            text = data[start:].decode(self.view_codec, "surrogatepass")
+        except UnicodeDecodeError:  # a view cut inside a character: named as any undecodable bytes are
+            part = data[start:]
+            text, spans = decode_replacing(part, self.view_codec)
+            codec = self.codec
+            return text, tuple(Undecodable(start + a + 1, _bytes_shown(part[a:b]), codec) for a, b in spans)
         if SURROGATE.search(text) is None:
             return text, ()
         codec = self.codec
@@ -911,7 +917,7 @@ class GedcomReader:
             if not body.strip():
                 self._warn(number, "blank-line", "blank line" if not body else "line of only whitespace")
             else:
-                shown = self.dialect.decode(body[:60])
+                shown = self.dialect.decode(body)[:60]  # (cut as text: bytes may end inside a character)
                 self._warn(number, "not-gedcom", f"not a GEDCOM line: {shown!r} (kept)")
             return line
         if lenient:
