@@ -109,3 +109,19 @@ def test_a_dump_with_a_line_not_utf8_restores_nothing(store_file: Path, tmp_path
     assert "not UTF-8: byte 0xff, the line's byte" in capsys.readouterr().err
     with open_store(f"sqlite:///{target}", create=False) as s:
         assert s.list_naans() == [] and s.list_bindings() == []
+
+
+@pytest.mark.parametrize("command", ["export", "dump"])
+def test_no_export_or_dump_to_a_stdout_that_is_the_store(store_file: Path, command: str) -> None:
+    """``pidkit dump >> pidkit.db``: the shell opens the store for standard output (a real process: the
+    descriptor is what is checked)."""
+    import subprocess
+    import sys
+
+    before, size = _state(store_file), store_file.stat().st_size
+    with open(store_file, "ab") as out:
+        done = subprocess.run([sys.executable, "-m", "pidkit", command, "--db", f"sqlite:///{store_file}"],
+                              stdout=out, stderr=subprocess.PIPE, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 1
+    assert "standard output is the store's own file" in done.stderr
+    assert store_file.stat().st_size == size and _state(store_file) == before

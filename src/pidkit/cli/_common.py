@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -121,10 +122,12 @@ def utf8_lines(path: str) -> Iterator[Iterator[str]]:
             fp.close()
 
 
-def refuse_store_files(output: str, store: Store) -> None:
+def refuse_store_files(output: str | None, store: Store) -> None:
     """Refuse (:class:`~pidkit.errors.OutputError`) an output path that names one of ``store``'s own
     files (:meth:`~pidkit.store.Store.files`: its SQLite file, ``-wal``, ``-shm``), through a symbolic
     or a hard link too: an export or a dump written there would replace the store it was read from.
+    ``None`` or ``-``: standard output, refused when the shell opened one of those files for it
+    (``pidkit dump >> pidkit.db``: the dump would be written into the store).
 
     >>> from pidkit.store import open_store
     >>> import tempfile, os
@@ -134,7 +137,16 @@ def refuse_store_files(output: str, store: Store) -> None:
     ...
     pidkit.errors.OutputError: is the store's own file: writing there would replace the store in '...p.db'
     """
-    if output == STDIO:
+    if output is None or output == STDIO:
+        try:
+            out = os.fstat(sys.stdout.fileno())
+        except (OSError, ValueError):  # no descriptor (a test's capture): not a file of the store
+            return
+        for own in store.files():
+            with contextlib.suppress(OSError):
+                if os.path.samestat(out, os.stat(own)):
+                    raise OutputError("standard output is the store's own file: writing there would "
+                                      "damage the store", text=own)  # fmt: skip
         return
     target = os.path.realpath(output)
     for own in store.files():

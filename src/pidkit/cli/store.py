@@ -475,10 +475,10 @@ def cmd_delete(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     """``pidkit export``: to stdout, or atomically to a file (temp file + ``os.replace``)."""
     with cli_store(args) as store:
+        refuse_store_files(args.output, store)
         if args.output is None:
             count = store.export_jsonl(sys.stdout)
         else:
-            refuse_store_files(args.output, store)
             with open_output(args.output, text=True) as fp:
                 count = store.export_jsonl(fp)
     print(f"exported {count} bindings", file=sys.stderr)
@@ -538,10 +538,10 @@ def cmd_import_from(args: argparse.Namespace) -> int:
 def cmd_dump(args: argparse.Namespace) -> int:
     """``pidkit dump``: to stdout, or to a file (atomically)."""
     with cli_store(args) as store:
+        refuse_store_files(args.output, store)
         if args.output is None:
             counts = store.dump(sys.stdout)
         else:
-            refuse_store_files(args.output, store)
             with open_output(args.output, text=True) as fp:
                 counts = store.dump(fp)
     print(f"dumped {sum(counts.values())} rows ({_counts(counts)})", file=sys.stderr)
