@@ -695,15 +695,22 @@ _UNDECODABLE = {
 }
 
 
+def _migrated_both_ways(data: bytes) -> list[tuple[MigrateReport, str]]:
+    """The report and the written text (strict UTF-8, BOM dropped) of the quick way, then the general one."""
+    out = []
+    for quick in (True, False):
+        index = index_file(GedcomReader(io.BytesIO(data)))
+        report, records = migrate(GedcomReader(io.BytesIO(data)), index, quick=quick)
+        out.append((report, (report.bom + b"".join(rec.raw for rec in records)).decode("utf-8-sig")))
+    return out
+
+
 @pytest.mark.parametrize("case", _UNDECODABLE, ids=list(_UNDECODABLE))
 def test_undecodable_bytes_are_losses_and_strict_refuses_them(case: str) -> None:
     # issue: migrate wrote U+FFFD for them with no loss, a warning saying "kept as is", --strict exit 0
     data, losses, name_line = _UNDECODABLE[case]
-    for quick in (True, False):
-        index = index_file(GedcomReader(io.BytesIO(data)))
-        report, records = migrate(GedcomReader(io.BytesIO(data)), index, quick=quick)
-        out = report.bom + b"".join(rec.raw for rec in records)
-        written = out.decode("utf-8-sig").split("\n")
+    for report, text in _migrated_both_ways(data):
+        written = text.split("\n")
         assert written[4] == name_line
         assert written[5] == ("1 NOTE \ufffd ô" if case == "utf-8" else "0 TRLR")
         assert report.losses == losses
@@ -801,11 +808,8 @@ def test_undecodable_bytes_outside_values_are_losses_and_strict_refuses_them(cas
     # issue: a bad byte in an xref or a pointer was renamed or dropped with neither loss nor warning
     # ("kept as is" left out of the report), and --strict exited 0
     data, written, losses = _UNDECODABLE_XREFS[case]
-    for quick in (True, False):
-        index = index_file(GedcomReader(io.BytesIO(data)))
-        report, records = migrate(GedcomReader(io.BytesIO(data)), index, quick=quick)
-        out = report.bom + b"".join(rec.raw for rec in records)
-        assert out.decode("utf-8-sig").split("\n")[3:-1] == written  # valid UTF-8
+    for report, text in _migrated_both_ways(data):
+        assert text.split("\n")[3:-1] == written  # valid UTF-8
         assert report.losses == losses
         assert "decode" not in report.warning_counts
     first = losses[0].split(": ", 1)[1]
